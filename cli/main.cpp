@@ -1,0 +1,234 @@
+// The native `hapmoe` command: read a scenario, call the same JSON API as the web page, print.
+// Exit status: 0 success (also "no feasible plan"), 2 invalid input, 1 internal error.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+const char* kUsage =
+    "usage:\n"
+    "  hapmoe plan FILE|- [--top N] [--json] [--timing]   search for the best plans\n"
+    "  hapmoe evaluate FILE|- [--json]                   cost the scenario's \"plan\"\n"
+    "  hapmoe validate FILE|-                            check a scenario\n"
+    "  hapmoe presets [gpus|models|clusters] [--json]    list the built-in presets\n"
+    "  hapmoe version\n";
+
+int usage_error(const std::string& msg) {
+  std::cerr << "hapmoe: " << msg << "\n" << kUsage;
+  return 2;
+}
+
+bool read_input(const std::string& path, std::string* out) {
+  std::ostringstream ss;
+  if (path == "-") {
+    ss << std::cin.rdbuf();
+  } else {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return false;
+    ss << f.rdbuf();
+  }
+  *out = ss.str();
+  return true;
+}
+
+int exit_code(const json& result) {
+  if (result.value("ok", false)) return 0;
+  return result["error"].value("code", "") == "internal" ? 1 : 2;
+}
+
+int print_error(const json& result) {
+  const json& e = result["error"];
+  std::cerr << "hapmoe: " << e.value("field", "") << ": " << e.value("message", "") << " ["
+            << e.value("code", "") << "]\n";
+  return exit_code(result);
+}
+
+std::string fmt(double v, int precision = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", precision, v);
+  return buf;
+}
+
+std::string split_of(const json& plan) {
+  std::string s;
+  for (const auto& st : plan["stages"]) s += (s.empty() ? "" : "/") + std::to_string(st["layers"].get<int>());
+  return s;
+}
+
+double max_of(const json& arr) {
+  double m = 0;
+  for (const auto& x : arr) m = std::max(m, x.get<double>());
+  return m;
+}
+
+void print_plan_row(int rank, const json& p) {
+  const json& pl = p["plan"];
+  const json& m = p["metrics"];
+  std::printf("%4d  %2d %2d %3d %4d %3d %3d %3d %3d  %-9s %9s %10s %8s %6s %8s  %s\n", rank,
+              pl["tp"].get<int>(), pl["cp"].get<int>(), pl["pp"].get<int>(), pl["dp"].get<int>(),
+              pl["ep"].get<int>(), pl["etp"].get<int>(), pl["vpp"].get<int>(),
+              pl["micro_batch_size"].get<int>(),
+              pl["stages"][0]["recompute"].get<std::string>().c_str(),
+              fmt(m["iteration_time_s"].get<double>()).c_str(),
+              fmt(m["tokens_per_s_per_gpu"].get<double>(), 0).c_str(),
+              fmt(m["tflops_per_gpu"].get<double>(), 1).c_str(),
+              (fmt(100 * m["mfu"].get<double>(), 1) + "%").c_str(),
+              fmt(max_of(m["peak_memory_gib"]), 1).c_str(), split_of(pl).c_str());
+}
+
+void print_table_header() {
+  std::printf("rank  tp cp  pp   dp  ep etp vpp mbs  recompute   iter(s) tok/s/GPU TFLOPS/GPU    MFU  mem(GiB)  layers per stage\n");
+}
+
+void print_stages(const json& p) {
+  std::printf("\nstages of the best plan:\n  stage  gpu            layers  fwd(ms)  bwd(ms)  memory (GiB)\n");
+  for (const auto& st : p["breakdown"]["stages"]) {
+    std::printf("  %5d  %-14s %6d %8s %8s  %s / %s%s\n", st["stage"].get<int>(),
+                st["gpu"].get<std::string>().c_str(), st["layers"].get<int>(),
+                fmt(1e3 * st["forward_s"].get<double>(), 1).c_str(),
+                fmt(1e3 * st["backward_s"].get<double>(), 1).c_str(),
+                fmt(st["peak_memory_gib"].get<double>(), 1).c_str(),
+                fmt(st["memory_capacity_gib"].get<double>(), 1).c_str(),
+                st["fits_memory"].get<bool>() ? "" : "  (does not fit)");
+  }
+  std::printf("\nMegatron-LM:\n");
+  for (const auto& [k, v] : p["megatron"]["env"].items()) std::printf("  export %s=%s\n", k.c_str(), v.get<std::string>().c_str());
+  std::printf("  %s\n", p["megatron"]["args"].get<std::string>().c_str());
+}
+
+int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
+  std::string input = text;
+  if (top > 0) {
+    json doc = json::parse(text, nullptr, false);
+    if (doc.is_object()) {
+      if (!doc.contains("search") || !doc["search"].is_object()) doc["search"] = json::object();
+      doc["search"]["top_k"] = top;
+      input = doc.dump();
+    }
+  }
+  std::string out = hapmoe::api::plan(input);
+  json r = json::parse(out);
+  if (!r.value("ok", false)) {
+    if (as_json) std::cout << out << "\n";
+    return print_error(r);
+  }
+  if (!timing) r["stats"].erase("elapsed_ms");
+  if (as_json) {
+    std::cout << r.dump() << "\n";
+    return 0;
+  }
+  if (r["plans"].empty()) {
+    const json& d = r["diagnosis"];
+    std::printf("no feasible plan: %s\n", d.value("message", "").c_str());
+    for (const auto& s : d["suggestions"]) std::printf("  - %s\n", s.get<std::string>().c_str());
+    return 0;
+  }
+  print_table_header();
+  int rank = 1;
+  for (const auto& p : r["plans"]) print_plan_row(rank++, p);
+  for (const char* name : {"uniform", "megatron_default"}) {
+    const json& b = r["baselines"][name];
+    if (b.is_null()) continue;
+    std::printf("\nbaseline %s (x%s slower than the best):\n", name, fmt(b["speedup"].get<double>(), 2).c_str());
+    print_plan_row(0, b);
+  }
+  print_stages(r["plans"][0]);
+  const json& st = r["stats"];
+  std::printf("\nsearch: %lld candidates, %lld layer splits searched, pruned %s\n",
+              st["candidates"].get<long long>(), st["evaluated"].get<long long>(), st["pruned"].dump().c_str());
+  return 0;
+}
+
+int cmd_evaluate(const std::string& text, bool as_json) {
+  const std::string out = hapmoe::api::evaluate(text);
+  const json r = json::parse(out);
+  if (as_json) std::cout << out << "\n";
+  if (!r.value("ok", false)) return print_error(r);
+  if (!as_json) {
+    print_table_header();
+    print_plan_row(1, r["plans"][0]);
+    print_stages(r["plans"][0]);
+  }
+  return 0;
+}
+
+int cmd_presets(const std::string& kind, bool as_json) {
+  const json all = json::parse(hapmoe::api::presets());
+  if (!kind.empty() && !all.contains(kind)) return usage_error("unknown preset kind \"" + kind + "\"");
+  const json out = kind.empty() ? all : all[kind];
+  if (as_json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  for (const char* k : {"gpus", "models", "clusters"}) {
+    if (!kind.empty() && kind != k) continue;
+    std::printf("%s:\n", k);
+    for (const auto& [id, v] : all[k].items()) std::printf("  %-18s %s\n", id.c_str(), v.value("name", "").c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return usage_error("missing command");
+  const std::string cmd = args[0];
+  bool as_json = false, timing = false;
+  int top = 0;
+  std::vector<std::string> pos;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--json") {
+      as_json = true;
+    } else if (args[i] == "--timing") {
+      timing = true;
+    } else if (args[i] == "--top") {
+      if (i + 1 >= args.size()) return usage_error("--top needs a number");
+      try {
+        top = std::stoi(args[++i]);
+      } catch (...) {
+        return usage_error("--top needs a number from 1 to 100");
+      }
+      if (top < 1 || top > 100) return usage_error("--top needs a number from 1 to 100");
+    } else if (args[i].size() > 1 && args[i][0] == '-' && args[i] != "-") {
+      return usage_error("unknown option " + args[i]);
+    } else {
+      pos.push_back(args[i]);
+    }
+  }
+  try {
+    if (cmd == "version") {
+      std::cout << json::parse(hapmoe::api::version())["version"].get<std::string>() << "\n";
+      return 0;
+    }
+    if (cmd == "presets") return cmd_presets(pos.empty() ? "" : pos[0], as_json);
+    if (cmd != "plan" && cmd != "evaluate" && cmd != "validate") return usage_error("unknown command \"" + cmd + "\"");
+    if (pos.size() != 1) return usage_error(cmd + " needs one scenario file (or - for standard input)");
+    std::string text;
+    if (!read_input(pos[0], &text)) {
+      std::cerr << "hapmoe: cannot read " << pos[0] << "\n";
+      return 2;
+    }
+    if (cmd == "validate") {
+      const json r = json::parse(hapmoe::api::validate(text));
+      if (!r.value("ok", false)) return print_error(r);
+      std::cout << "ok\n";
+      return 0;
+    }
+    if (cmd == "evaluate") return cmd_evaluate(text, as_json);
+    return cmd_plan(text, as_json, top, timing);
+  } catch (const std::exception& e) {
+    std::cerr << "hapmoe: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

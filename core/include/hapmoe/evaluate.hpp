@@ -1,0 +1,51 @@
+// Cost-model evaluation of a complete plan: per-stage costs, pipeline iteration time, and the
+// metrics users compare (tokens/s, Megatron-comparable TFLOPS/GPU, MFU, memory per stage).
+#pragma once
+
+#include <vector>
+
+#include "hapmoe/error.hpp"
+#include "hapmoe/model_shape.hpp"
+#include "hapmoe/schedule.hpp"
+#include "hapmoe/specs.hpp"
+#include "hapmoe/stage_cost.hpp"
+
+namespace hapmoe {
+
+struct PlanMetrics {
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double tflops_per_gpu = 0;  // Megatron num_floating_point_operations / time / GPUs
+  double mfu = 0;             // model FLOPs / (time x sum of the used GPUs' dense peaks)
+  double bubble_fraction = 0;
+  long long gpus_used = 0;
+  long long gpus_idle = 0;
+  long long num_microbatches = 0;
+  std::vector<double> peak_memory_gib;
+  std::vector<double> memory_capacity_gib;
+  bool fits_memory = true;
+};
+
+struct PlanEvaluation {
+  PlanSpec plan;
+  std::vector<StageCost> stages;
+  PipelineTime time;
+  PlanMetrics metrics;
+};
+
+// Links between consecutive stages, given each stage's node group. Stages of one group sit on
+// consecutive ranks of that group's nodes (Megatron's pp-outermost rank order).
+std::vector<StageLinks> stage_links(const ClusterSpec& c, long long stage_gpus,
+                                    const std::vector<int>& stage_groups);
+
+// Costs a plan that already passed the rules, with one StageCostModel per node group built for
+// the plan's mesh (models[g] is used for stages on group g).
+PlanEvaluation evaluate_with_models(const Scenario& s, const PlanSpec& plan,
+                                    const std::vector<const StageCostModel*>& models);
+
+// Checks the Megatron rules, then costs the plan. A rule violation is an Error whose code is
+// "rule:<name>".
+Expected<PlanEvaluation> evaluate_plan(const Scenario& s, const PlanSpec& plan);
+
+}  // namespace hapmoe

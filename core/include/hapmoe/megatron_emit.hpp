@@ -1,0 +1,28 @@
+// Ready-to-run Megatron-LM command line for a plan (flag names from megatron.md §1).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "hapmoe/specs.hpp"
+
+namespace hapmoe {
+
+struct MegatronCommand {
+  std::string args;                        // pretrain_gpt.py arguments
+  std::map<std::string, std::string> env;  // required environment
+  std::string launch;                      // torchrun line, per node
+};
+
+// --pipeline-model-parallel-layout for the plan's layer split ("" when Megatron's default even
+// split matches). Stage i's layers are split over its vpp chunks as evenly as possible, earlier
+// chunks taking the remainder; E (embedding) opens the first chunk, MTP layers and L (loss)
+// close the last one (megatron.md §1.2 grammar).
+std::string pipeline_layout(const ModelSpec& m, const PlanSpec& plan);
+
+// "([0]*3+[1]*58)"-style --moe-layer-freq expression for a 0/1 layer pattern.
+std::string moe_layer_freq_expression(const std::vector<int>& pattern);
+
+MegatronCommand megatron_command(const Scenario& s, const PlanSpec& plan);
+
+}  // namespace hapmoe

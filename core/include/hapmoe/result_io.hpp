@@ -1,0 +1,24 @@
+// Result JSON ("hapmoe.result/1", SCENARIO.md): plans with metrics, per-stage breakdown and the
+// Megatron command; errors as {code, message, field}. Numbers are rounded to 6 significant
+// digits so that native and wasm builds print the same bytes.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "hapmoe/error.hpp"
+#include "hapmoe/evaluate.hpp"
+
+namespace hapmoe {
+
+inline constexpr const char* kResultFormat = "hapmoe.result/1";
+
+double round_sig(double x);  // 6 significant digits
+
+nlohmann::json metrics_to_json(const PlanMetrics& m);
+// {"plan", "metrics", "breakdown", "megatron"} for one evaluated plan.
+nlohmann::json evaluation_to_json(const Scenario& s, const PlanEvaluation& ev);
+nlohmann::json error_result(const Error& e);
+// The result of `evaluate`: one entry in plans.
+nlohmann::json evaluate_result(const Scenario& s, const PlanEvaluation& ev);
+
+}  // namespace hapmoe

@@ -1,0 +1,161 @@
+// The planning problem as plain values: model, hardware, cluster, training setup, search
+// constraints and a parallel plan. Field names follow SCENARIO.md (Megatron flag names in
+// snake_case); units are in the names.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hapmoe {
+
+enum class Precision { kBf16, kFp8 };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Dispatcher { kAlltoall, kAllgather, kFlex };
+
+// One GPU type. Rates are dense; bandwidths are per GPU, one direction, 1e9 bytes/s.
+struct GpuSpec {
+  std::string id;  // preset id, or "custom"
+  std::string name;
+  std::string vendor;
+  double memory_gib = 0;
+  double bf16_tflops = 0;
+  std::optional<double> fp8_tflops;
+  double hbm_gbps = 0;
+  double intra_node_gbps = 0;
+  double inter_node_gbps = 0;
+  int gpus_per_node = 8;
+  double reserved_memory_gib = 5;
+  std::string fp8_recipe = "tensorwise";  // Megatron --fp8-recipe used when precision is fp8
+  // Efficiency factors (documented defaults; see cost_compute.hpp / cost_comm.hpp).
+  double gemm_efficiency = 0.72;         // large BF16 GEMM, fraction of bf16_tflops
+  double fp8_gemm_speedup = 1.35;        // achieved FP8 / BF16 GEMM rate
+  double attention_efficiency = 0.55;    // flash-attention forward, fraction of bf16_tflops
+  double grouped_gemm_half_tokens = 96;  // tokens per local expert at half grouped-GEMM rate
+  double expert_overhead_us = 25;        // fixed cost per local expert per MoE layer (forward)
+  double layer_overhead_us = 40;         // kernel launches etc. per layer (forward)
+  double hbm_efficiency = 0.75;          // elementwise kernels, fraction of hbm_gbps
+  double intra_node_efficiency = 0.75;   // collective bus efficiency on the scale-up link
+  double inter_node_efficiency = 0.8;    // collective bus efficiency on the scale-out link
+  std::string source;
+};
+
+struct ModelSpec {
+  std::string id;
+  std::string name;
+  int num_layers = 0;
+  int hidden_size = 0;
+  int ffn_hidden_size = 0;
+  int num_attention_heads = 0;
+  int num_query_groups = 0;  // 0 = heads (MHA)
+  int kv_channels = 0;       // 0 = hidden / heads
+  int vocab_size = 0;
+  bool swiglu = true;
+  bool untie_embeddings_and_output_weights = true;
+  int num_experts = 0;
+  int moe_router_topk = 0;
+  int moe_ffn_hidden_size = 0;
+  int moe_shared_expert_intermediate_size = 0;
+  std::vector<int> moe_layer_freq;  // expanded: one 0/1 per layer (empty when dense)
+  bool multi_latent_attention = false;
+  int q_lora_rank = 0;  // 0 = none
+  int kv_lora_rank = 0;
+  int qk_head_dim = 0;
+  int qk_pos_emb_head_dim = 0;
+  int v_head_dim = 0;
+  int mtp_num_layers = 0;
+  int moe_router_num_groups = 0;  // 0 = none
+  int moe_router_group_topk = 0;
+  int window_size = 0;  // 0 = full attention
+  int window_attn_skip_freq = 0;
+  std::string source;
+
+  bool is_moe() const { return num_experts > 0; }
+  bool layer_is_moe(int i) const { return is_moe() && moe_layer_freq[i] != 0; }
+  // Sliding-window layer: every window_attn_skip_freq-th layer (1-based) uses full attention.
+  bool layer_is_windowed(int i) const {
+    if (window_size <= 0) return false;
+    return window_attn_skip_freq <= 0 || (i + 1) % window_attn_skip_freq != 0;
+  }
+  int query_groups() const { return num_query_groups > 0 ? num_query_groups : num_attention_heads; }
+  int head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
+};
+
+// A set of identical nodes.
+struct NodeGroup {
+  GpuSpec gpu;
+  int nodes = 0;
+  int gpus_per_node = 8;       // scale-up domain size
+  double inter_node_gbps = 0;  // per GPU scale-out bandwidth inside the group
+
+  int gpus() const { return nodes * gpus_per_node; }
+};
+
+struct ClusterSpec {
+  std::string id;
+  std::string name;
+  std::vector<NodeGroup> groups;
+  double inter_group_gbps = 0;  // 0 = smaller of the two groups' scale-out bandwidths
+  std::string source;
+
+  int total_gpus() const {
+    int n = 0;
+    for (const auto& g : groups) n += g.gpus();
+    return n;
+  }
+  // Per-GPU bandwidth between groups a and b (a != b).
+  double link_between_groups_gbps(int a, int b) const;
+};
+
+struct TrainingSpec {
+  long long global_batch_size = 0;  // sequences per iteration
+  int seq_length = 0;
+  Precision precision = Precision::kBf16;
+  bool use_distributed_optimizer = true;
+  Dispatcher moe_token_dispatcher_type = Dispatcher::kAlltoall;
+  double moe_load_imbalance = 1.0;
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  bool overlap_moe_expert_parallel_comm = false;
+};
+
+enum class SearchMode { kMegatron, kHetero };
+
+// Each dimension: empty = searched over its natural range; otherwise the allowed values.
+struct SearchSpec {
+  std::vector<int> tp, cp, pp, ep, etp, vpp, micro_batch_size;
+  std::vector<Recompute> recompute;
+  SearchMode mode = SearchMode::kMegatron;
+  int top_k = 5;
+  std::vector<int> layer_split;  // empty = "auto"
+  bool baselines = true;
+};
+
+struct StagePlan {
+  std::string gpu;  // GPU preset id of the stage's group
+  int group = 0;    // index into cluster.groups
+  int layers = 0;   // transformer layers on this stage (MTP layers sit on the last stage extra)
+  Recompute recompute = Recompute::kNone;
+};
+
+struct PlanSpec {
+  int tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, etp = 1, vpp = 1;
+  int micro_batch_size = 1;
+  bool sequence_parallel = false;
+  std::vector<StagePlan> stages;  // pipeline order
+};
+
+struct Scenario {
+  ModelSpec model;
+  ClusterSpec cluster;
+  TrainingSpec training;
+  SearchSpec search;
+  std::optional<PlanSpec> plan;
+};
+
+const char* to_string(Precision p);
+const char* to_string(Recompute r);
+const char* to_string(Dispatcher d);
+const char* to_string(SearchMode m);
+
+}  // namespace hapmoe

@@ -1,0 +1,95 @@
+// Cost of one pipeline stage: a contiguous range of layers on one GPU type under a mesh shape.
+// Per-layer terms are precomputed once per (mesh, node group) and summed with prefix sums, so
+// any layer range costs O(1): the layer-split DP and plan evaluation call the same function.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "hapmoe/cost_memory.hpp"
+#include "hapmoe/hardware.hpp"
+#include "hapmoe/model_shape.hpp"
+#include "hapmoe/specs.hpp"
+
+namespace hapmoe {
+
+// One mesh shape shared by all stages ("megatron" mode).
+struct Mesh {
+  int tp = 1, cp = 1, ep = 1, etp = 1, dp = 1, pp = 1, vpp = 1;
+  int micro_batch_size = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::kNone;
+
+  long long stage_gpus() const { return static_cast<long long>(tp) * cp * dp; }
+  long long expert_dp() const { return stage_gpus() / (static_cast<long long>(ep) * etp); }
+};
+
+// Micro-batches per iteration: global_batch_size / (micro_batch_size x dp).
+long long num_microbatches(const TrainingSpec& t, const Mesh& mesh);
+
+// Share of the EP all-to-all left exposed: 1 unless --overlap-moe-expert-parallel-comm is on.
+inline constexpr double kEpOverlapExposedFraction = 0.3;
+// Share of interleaved-schedule p2p left exposed (overlap_p2p_comm is on by default).
+inline constexpr double kInterleavedP2pExposedFraction = 0.25;
+double ep_exposed_fraction(const TrainingSpec& t);
+
+// Per micro-batch terms of one layer on one GPU of the stage.
+struct LayerCost {
+  double fwd_s = 0;  // compute incl. elementwise and fixed overheads
+  double bwd_s = 0;  // compute, incl. recompute
+  double tp_s = 0, cp_s = 0, ep_s = 0;  // exposed communication, forward + backward (+ recompute)
+  double fwd_comm_s = 0;                // the forward part of tp_s + cp_s + ep_s
+  double dense_params = 0;              // on this GPU (TP-sharded + replicated)
+  double expert_params = 0;             // on this GPU (routed experts / (ETP x EP))
+  double activation_bytes = 0;          // kept for backward
+};
+
+// Links of a stage to its neighbours (absent at the ends of the pipeline).
+struct StageLinks {
+  std::optional<Link> prev, next;
+};
+
+struct StageCost {
+  double forward_s = 0, backward_s = 0;                 // per micro-batch compute
+  double tp_s = 0, cp_s = 0, ep_s = 0, pp_s = 0;        // per micro-batch exposed communication
+  double dp_s = 0, optimizer_s = 0;                     // per iteration (exposed)
+  WeightMemory weights;
+  double activations_bytes = 0, reserved_bytes = 0, capacity_bytes = 0;
+  double in_flight = 0;
+
+  double per_microbatch_s() const { return forward_s + backward_s + tp_s + cp_s + ep_s + pp_s; }
+  double tail_s() const { return dp_s + optimizer_s; }
+  double peak_bytes() const { return weights.total() + activations_bytes + reserved_bytes; }
+  bool fits() const { return peak_bytes() <= capacity_bytes; }
+};
+
+// Per-layer terms depend on tp, cp, ep, etp, micro-batch, sequence parallelism and recompute
+// only; dp, pp and vpp enter at cost() time, so one model serves every DP size and placement.
+class StageCostModel {
+ public:
+  StageCostModel(const Scenario& s, const ModelShape& shape, const Mesh& mesh, int group);
+
+  // Stage `stage` (0-based of mesh.pp) holding layers [first_layer, first_layer + num_layers);
+  // `mesh` must share the layer-level fields of the constructor's mesh.
+  StageCost cost(int stage, int first_layer, int num_layers, const StageLinks& links,
+                 const Mesh& mesh) const;
+  const LayerCost& layer(int i) const { return layers_[i]; }
+  int group() const { return group_; }
+
+ private:
+  struct Extras {  // output layer + loss (+ MTP) or input embedding, per micro-batch
+    double fwd_s = 0, bwd_s = 0, tp_s = 0, ep_s = 0, fwd_comm_s = 0;
+    double dense_params = 0, expert_params = 0, activation_bytes = 0;
+  };
+  Extras first_extras_, last_extras_;
+  std::vector<LayerCost> layers_;
+  std::vector<double> sum_fwd_, sum_bwd_, sum_tp_, sum_cp_, sum_ep_, sum_fwd_comm_, sum_dense_,
+      sum_expert_, sum_act_;
+  double working_bytes_ = 0;  // full recompute: one layer rebuilt at a time
+  double embedding_copy_params_ = 0;  // last stage keeps the embedding when tied or with MTP (pp > 1)
+  double p2p_bytes_ = 0;
+  const Scenario& s_;
+  int group_;
+};
+
+}  // namespace hapmoe

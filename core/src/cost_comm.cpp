@@ -1,0 +1,68 @@
+#include "hapmoe/cost_comm.hpp"
+
+#include <algorithm>
+
+namespace hapmoe {
+
+double ring_collective_time_s(double bytes, long long n, const Link& link) {
+  if (n <= 1 || bytes <= 0) return 0;
+  return static_cast<double>(n - 1) / static_cast<double>(n) * bytes / link.bytes_per_s() +
+         link.latency_s;
+}
+
+double all_reduce_time_s(double bytes, long long n, const Link& link) {
+  return 2 * ring_collective_time_s(bytes, n, link);
+}
+
+double p2p_time_s(double bytes, const Link& link) {
+  if (bytes <= 0) return 0;
+  return bytes / link.bytes_per_s() + link.latency_s;
+}
+
+double alltoall_time_s(const AlltoallTraffic& t, const Link& scale_up, const Link& scale_out) {
+  double time = 0;
+  if (t.intra_bytes > 0) time = std::max(time, t.intra_bytes / scale_up.bytes_per_s() + scale_up.latency_s);
+  if (t.inter_bytes > 0) time = std::max(time, t.inter_bytes / scale_out.bytes_per_s() + scale_out.latency_s);
+  return time;
+}
+
+double expected_distinct_nodes(int nodes, int topk, int num_groups, int group_topk) {
+  if (nodes <= 1) return 1;
+  double miss = 1;  // (1 - 1/nodes)^topk by repeated multiplication: same bits in every libm
+  for (int i = 0; i < topk; ++i) miss *= 1 - 1.0 / nodes;
+  double d = nodes * (1 - miss);
+  if (num_groups > 0 && group_topk > 0) {
+    const double cap = group_topk * std::max(1.0, static_cast<double>(nodes) / num_groups);
+    d = std::min(d, cap);
+  }
+  return d;
+}
+
+AlltoallTraffic ep_dispatch_traffic(double tokens, double token_bytes, int topk, int ep,
+                                    int ep_local, bool node_dedup, int num_groups,
+                                    int group_topk) {
+  AlltoallTraffic t;
+  if (ep <= 1) return t;
+  ep_local = std::max(1, std::min(ep_local, ep));
+  const double pairs = tokens * topk;
+  t.intra_bytes = pairs * token_bytes * (ep_local - 1) / ep;
+  if (ep_local < ep) {
+    const int nodes = (ep + ep_local - 1) / ep_local;
+    if (node_dedup) {
+      const double remote_nodes =
+          expected_distinct_nodes(nodes, topk, num_groups, group_topk) * (nodes - 1) / nodes;
+      t.inter_bytes = tokens * token_bytes * remote_nodes;
+      // fan-out inside the destination node rides the scale-up link
+      t.intra_bytes += pairs * token_bytes * (ep - ep_local) / ep;
+    } else {
+      t.inter_bytes = pairs * token_bytes * (ep - ep_local) / ep;
+    }
+  }
+  return t;
+}
+
+double exposed_after_overlap_s(double comm_s, double window_s, double min_fraction) {
+  return std::max(comm_s - window_s, comm_s * min_fraction);
+}
+
+}  // namespace hapmoe

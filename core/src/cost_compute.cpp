@@ -1,0 +1,64 @@
+#include "hapmoe/cost_compute.hpp"
+
+#include <algorithm>
+
+#include "hapmoe/hardware.hpp"
+
+namespace hapmoe {
+
+double gemm_shape_factor(double min_dim) {
+  if (min_dim <= 0) return 1;
+  return min_dim / (min_dim + kGemmHalfRateDim);
+}
+
+double gemm_time_s(double flops, double min_dim, const GpuSpec& gpu, Precision p) {
+  if (flops <= 0) return 0;
+  return flops / (gemm_flops_per_s(gpu, p) * gemm_shape_factor(min_dim));
+}
+
+double grouped_gemm_efficiency(double tokens_per_expert, const GpuSpec& gpu) {
+  if (tokens_per_expert <= 0) return 1;
+  return tokens_per_expert / (tokens_per_expert + gpu.grouped_gemm_half_tokens);
+}
+
+double grouped_gemm_time_s(double flops, double tokens_per_expert, double min_dim,
+                           const GpuSpec& gpu, Precision p) {
+  if (flops <= 0) return 0;
+  return flops / (gemm_flops_per_s(gpu, p) * gemm_shape_factor(min_dim) *
+                  grouped_gemm_efficiency(tokens_per_expert, gpu));
+}
+
+double causal_attention_pairs(double seq_length, double window) {
+  if (window <= 0 || window >= seq_length) return seq_length * seq_length / 2;
+  return seq_length * window - window * window / 2;
+}
+
+double attention_core_fwd_flops(double seq_length, double window, double heads, double qk_dim,
+                                double v_dim) {
+  return 2 * causal_attention_pairs(seq_length, window) * heads * (qk_dim + v_dim);
+}
+
+double attention_core_time_s(double flops, const GpuSpec& gpu) {
+  if (flops <= 0) return 0;
+  return flops / (gpu.bf16_tflops * 1e12 * gpu.attention_efficiency);
+}
+
+double elementwise_time_s(double bytes, const GpuSpec& gpu) {
+  if (bytes <= 0) return 0;
+  return bytes / (gpu.hbm_gbps * 1e9 * gpu.hbm_efficiency);
+}
+
+double expert_overhead_s(double local_experts, const GpuSpec& gpu) {
+  return local_experts * gpu.expert_overhead_us * 1e-6;
+}
+
+double layer_overhead_s(const GpuSpec& gpu) { return gpu.layer_overhead_us * 1e-6; }
+
+double optimizer_step_time_s(double owned_params, double local_params, const GpuSpec& gpu) {
+  return elementwise_time_s(owned_params * kOptimizerBytesPerOwnedParam +
+                                local_params * kOptimizerBytesPerLocalParam,
+                            gpu) +
+         kOptimizerFixedS;
+}
+
+}  // namespace hapmoe

@@ -1,0 +1,95 @@
+#include "hapmoe/evaluate.hpp"
+
+#include <memory>
+
+#include "hapmoe/hardware.hpp"
+#include "hapmoe/rules.hpp"
+
+namespace hapmoe {
+
+std::vector<StageLinks> stage_links(const ClusterSpec& c, long long stage_gpus,
+                                    const std::vector<int>& stage_groups) {
+  const size_t n = stage_groups.size();
+  std::vector<StageLinks> links(n);
+  std::vector<long long> local(n, 0);
+  std::vector<long long> seen(c.groups.size(), 0);
+  for (size_t i = 0; i < n; ++i) local[i] = seen[stage_groups[i]]++;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const int ga = stage_groups[i], gb = stage_groups[i + 1];
+    Link l;
+    if (ga != gb) {
+      l = inter_group_link(c, ga, gb);
+    } else {
+      const NodeGroup& g = c.groups[ga];
+      const long long node_a = local[i] * stage_gpus / g.gpus_per_node;
+      const long long node_b = local[i + 1] * stage_gpus / g.gpus_per_node;
+      l = (stage_gpus < g.gpus_per_node && node_a == node_b) ? scale_up_link(g) : scale_out_link(g);
+    }
+    links[i].next = l;
+    links[i + 1].prev = l;
+  }
+  return links;
+}
+
+PlanEvaluation evaluate_with_models(const Scenario& s, const PlanSpec& plan,
+                                    const std::vector<const StageCostModel*>& models) {
+  PlanEvaluation ev;
+  ev.plan = plan;
+  const Mesh mesh = mesh_of(plan);
+  std::vector<int> groups;
+  for (const auto& st : plan.stages) groups.push_back(st.group);
+  const std::vector<StageLinks> links = stage_links(s.cluster, mesh.stage_gpus(), groups);
+  std::vector<double> c, tail;
+  int first = 0;
+  for (int i = 0; i < plan.pp; ++i) {
+    const StagePlan& st = plan.stages[i];
+    ev.stages.push_back(models[st.group]->cost(i, first, st.layers, links[i], mesh));
+    first += st.layers;
+    c.push_back(ev.stages.back().per_microbatch_s());
+    tail.push_back(ev.stages.back().tail_s());
+  }
+  const long long m = num_microbatches(s.training, mesh);
+  ev.time = pipeline_time(c, tail, m, plan.vpp);
+
+  PlanMetrics& x = ev.metrics;
+  x.iteration_time_s = ev.time.iteration_s;
+  x.num_microbatches = m;
+  x.gpus_used = mesh.stage_gpus() * plan.pp;
+  x.gpus_idle = s.cluster.total_gpus() - x.gpus_used;
+  const double tokens = static_cast<double>(s.training.global_batch_size) * s.training.seq_length;
+  x.tokens_per_s = tokens / x.iteration_time_s;
+  x.tokens_per_s_per_gpu = x.tokens_per_s / static_cast<double>(x.gpus_used);
+  const double flops = megatron_model_flops(s.model, plan.tp, static_cast<double>(s.training.global_batch_size),
+                                            s.training.seq_length);
+  x.tflops_per_gpu = flops / x.iteration_time_s / static_cast<double>(x.gpus_used) / 1e12;
+  double peak = 0;
+  for (int i = 0; i < plan.pp; ++i) {
+    const GpuSpec& gpu = s.cluster.groups[plan.stages[i].group].gpu;
+    peak += peak_tflops(gpu, s.training.precision) * 1e12 * static_cast<double>(mesh.stage_gpus());
+    x.peak_memory_gib.push_back(ev.stages[i].peak_bytes() / kGiB);
+    x.memory_capacity_gib.push_back(ev.stages[i].capacity_bytes / kGiB);
+    x.fits_memory = x.fits_memory && ev.stages[i].fits();
+  }
+  x.mfu = flops / x.iteration_time_s / peak;
+  x.bubble_fraction = ev.time.bubble_fraction;
+  return ev;
+}
+
+Expected<PlanEvaluation> evaluate_plan(const Scenario& s, const PlanSpec& plan) {
+  if (auto v = check_plan_rules(s, plan)) {
+    return Error{"rule:" + v->rule, "Megatron rule \"" + v->rule + "\": " + v->message, v->field};
+  }
+  const ModelShape shape = derive_model_shape(s.model, plan.tp);
+  const Mesh mesh = mesh_of(plan);
+  std::vector<std::unique_ptr<StageCostModel>> owned(s.cluster.groups.size());
+  std::vector<const StageCostModel*> models(s.cluster.groups.size(), nullptr);
+  for (const auto& st : plan.stages) {
+    if (!owned[st.group]) {
+      owned[st.group] = std::make_unique<StageCostModel>(s, shape, mesh, st.group);
+      models[st.group] = owned[st.group].get();
+    }
+  }
+  return evaluate_with_models(s, plan, models);
+}
+
+}  // namespace hapmoe

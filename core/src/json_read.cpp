@@ -1,0 +1,188 @@
+#include "json_read.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace hapmoe::detail {
+
+void fail(std::string code, std::string field, std::string message) {
+  throw InputFailure{Error{std::move(code), std::move(message), std::move(field)}};
+}
+
+std::string join_path(const std::string& base, const std::string& key) {
+  return base.empty() ? key : base + "." + key;
+}
+
+std::string index_path(const std::string& base, size_t i) {
+  return base + "[" + std::to_string(i) + "]";
+}
+
+std::string json_type_name(const json& j) {
+  if (j.is_number_integer() || j.is_number_unsigned()) return "an integer";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_null()) return "null";
+  if (j.is_array()) return "a list";
+  return "an object";
+}
+
+namespace {
+std::string fmt_num(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+long long as_int(const json& v, const std::string& path, long long lo, long long hi) {
+  double d = 0;
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() && v.get<unsigned long long>() > 9e15) {
+      fail("out_of_range", path, "expected an integer from " + std::to_string(lo) + " to " +
+                                     std::to_string(hi));
+    }
+    d = static_cast<double>(v.get<long long>());
+  } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+             v.get<double>() == std::floor(v.get<double>())) {
+    d = v.get<double>();
+  } else {
+    fail("wrong_type", path, "expected an integer, got " + json_type_name(v));
+  }
+  if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+    fail("out_of_range", path,
+         "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+             ", got " + fmt_num(d));
+  }
+  return static_cast<long long>(d);
+}
+
+double as_number(const json& v, const std::string& path, double lo, double hi,
+                 bool lo_exclusive) {
+  if (!v.is_number()) fail("wrong_type", path, "expected a number, got " + json_type_name(v));
+  const double d = v.get<double>();
+  const bool below = lo_exclusive ? !(d > lo) : !(d >= lo);
+  if (!std::isfinite(d) || below || d > hi) {
+    fail("out_of_range", path,
+         std::string("expected a number ") + (lo_exclusive ? "greater than " : "from ") +
+             fmt_num(lo) + (lo_exclusive ? " and at most " : " to ") + fmt_num(hi) + ", got " +
+             fmt_num(d));
+  }
+  return d;
+}
+
+ObjectReader::ObjectReader(const json& j, std::string path) : j_(j), path_(std::move(path)) {
+  if (!j_.is_object()) {
+    fail("wrong_type", path_.empty() ? "$" : path_,
+         "expected an object, got " + json_type_name(j_));
+  }
+}
+
+bool ObjectReader::has(const char* key) const {
+  auto it = j_.find(key);
+  return it != j_.end() && !it->is_null();
+}
+
+const json& ObjectReader::raw(const char* key) {
+  seen_.insert(key);
+  auto it = j_.find(key);
+  if (it == j_.end()) fail("missing_field", path(key), std::string("required field is missing"));
+  return *it;
+}
+
+long long ObjectReader::get_int(const char* key, long long lo, long long hi,
+                                std::optional<long long> def) {
+  seen_.insert(key);
+  if (!has(key)) {
+    if (def) return *def;
+    fail("missing_field", path(key),
+         "required: an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return as_int(j_.at(key), path(key), lo, hi);
+}
+
+double ObjectReader::get_number(const char* key, double lo, double hi, std::optional<double> def,
+                                bool lo_exclusive) {
+  seen_.insert(key);
+  if (!has(key)) {
+    if (def) return *def;
+    fail("missing_field", path(key), "required: a number");
+  }
+  return as_number(j_.at(key), path(key), lo, hi, lo_exclusive);
+}
+
+std::optional<double> ObjectReader::get_nullable_number(const char* key, double lo, double hi,
+                                                        bool lo_exclusive) {
+  seen_.insert(key);
+  if (!has(key)) return std::nullopt;
+  return as_number(j_.at(key), path(key), lo, hi, lo_exclusive);
+}
+
+std::optional<long long> ObjectReader::get_nullable_int(const char* key, long long lo,
+                                                        long long hi) {
+  seen_.insert(key);
+  if (!has(key)) return std::nullopt;
+  return as_int(j_.at(key), path(key), lo, hi);
+}
+
+bool ObjectReader::get_bool(const char* key, std::optional<bool> def) {
+  seen_.insert(key);
+  if (!has(key)) {
+    if (def) return *def;
+    fail("missing_field", path(key), "required: true or false");
+  }
+  const json& v = j_.at(key);
+  if (!v.is_boolean()) fail("wrong_type", path(key), "expected true or false, got " + json_type_name(v));
+  return v.get<bool>();
+}
+
+std::string ObjectReader::get_string(const char* key, std::optional<std::string> def) {
+  seen_.insert(key);
+  if (!has(key)) {
+    if (def) return *def;
+    fail("missing_field", path(key), "required: a string");
+  }
+  const json& v = j_.at(key);
+  if (!v.is_string()) fail("wrong_type", path(key), "expected a string, got " + json_type_name(v));
+  return v.get<std::string>();
+}
+
+std::string ObjectReader::get_enum(const char* key, std::initializer_list<const char*> allowed,
+                                   std::optional<std::string> def) {
+  std::string choices;
+  for (const char* a : allowed) choices += (choices.empty() ? "\"" : ", \"") + std::string(a) + "\"";
+  seen_.insert(key);
+  if (!has(key) && !def) fail("missing_field", path(key), "required: one of " + choices);
+  const std::string s = get_string(key, def);
+  for (const char* a : allowed) {
+    if (s == a) return s;
+  }
+  fail("bad_value", path(key), "expected one of " + choices + ", got \"" + s + "\"");
+}
+
+std::vector<int> ObjectReader::get_int_choices(const char* key, long long lo, long long hi) {
+  seen_.insert(key);
+  std::vector<int> out;
+  if (!has(key)) return out;
+  const json& v = j_.at(key);
+  if (v.is_array()) {
+    if (v.empty()) fail("bad_value", path(key), "expected a non-empty list of integers");
+    for (size_t i = 0; i < v.size(); ++i) {
+      out.push_back(static_cast<int>(as_int(v[i], index_path(path(key), i), lo, hi)));
+    }
+  } else {
+    out.push_back(static_cast<int>(as_int(v, path(key), lo, hi)));
+  }
+  return out;
+}
+
+void ObjectReader::finish() const {
+  for (auto it = j_.begin(); it != j_.end(); ++it) {
+    if (!seen_.count(it.key())) {
+      fail("unknown_field", join_path(path_, it.key()),
+           "unknown field \"" + it.key() + "\" (check the spelling against SCENARIO.md)");
+    }
+  }
+}
+
+}  // namespace hapmoe::detail

@@ -1,0 +1,31 @@
+#include "hapmoe/schedule.hpp"
+
+#include <algorithm>
+
+namespace hapmoe {
+
+double iteration_time_s(double sum_c, double max_c, double max_tail, long long num_microbatches, int vpp) {
+  const double v = vpp;
+  return sum_c / v + (static_cast<double>(num_microbatches) - 1 / v) * max_c + max_tail;
+}
+
+PipelineTime pipeline_time(const std::vector<double>& c, const std::vector<double>& tail,
+                           long long num_microbatches, int vpp) {
+  PipelineTime t;
+  double sum = 0, mx = 0, max_tail = 0;
+  for (double x : c) {
+    sum += x;
+    mx = std::max(mx, x);
+  }
+  for (double x : tail) max_tail = std::max(max_tail, x);
+  t.iteration_s = iteration_time_s(sum, mx, max_tail, num_microbatches, vpp);
+  t.tail_s = max_tail;
+  t.pipeline_s = t.iteration_s - max_tail;
+  if (t.pipeline_s > 0 && !c.empty()) {
+    const double busy = sum * static_cast<double>(num_microbatches);
+    t.bubble_fraction = std::max(0.0, 1 - busy / (static_cast<double>(c.size()) * t.pipeline_s));
+  }
+  return t;
+}
+
+}  // namespace hapmoe

@@ -1,0 +1,332 @@
+#include "hapmoe/stage_cost.hpp"
+
+#include <algorithm>
+
+#include "hapmoe/cost_comm.hpp"
+#include "hapmoe/cost_compute.hpp"
+
+namespace hapmoe {
+
+long long num_microbatches(const TrainingSpec& t, const Mesh& mesh) {
+  return t.global_batch_size / (static_cast<long long>(mesh.micro_batch_size) * mesh.dp);
+}
+
+double ep_exposed_fraction(const TrainingSpec& t) {
+  return t.overlap_moe_expert_parallel_comm ? kEpOverlapExposedFraction : 1.0;
+}
+
+namespace {
+
+constexpr double kBf16 = 2;
+// Elementwise traffic per token on the attention side, in hidden-size elements: two RMSNorms
+// (read + write), two residual adds (read 2, write 1).
+constexpr double kAttnSideElementsPerHidden = 10;
+// Megatron's default DDP bucket: max(40M, 1M x DP) parameters.
+constexpr double kDdpBucketParams = 40e6;
+
+// Everything the per-layer terms need, derived once.
+struct LayerContext {
+  const ModelSpec& m;
+  const ModelShape& shape;
+  const TrainingSpec& t;
+  const Mesh& mesh;
+  const NodeGroup& g;
+  double tok = 0;   // tokens per micro-batch on this CP rank
+  double tt = 0;    // tokens whose hidden-size tensors this GPU holds (SP-sharded)
+  Link tp_link, cp_link, scale_up, scale_out;
+  int ep_local = 1;
+
+  LayerContext(const Scenario& s, const ModelShape& sh, const Mesh& me, int group)
+      : m(s.model), shape(sh), t(s.training), mesh(me), g(s.cluster.groups[group]) {
+    tok = static_cast<double>(mesh.micro_batch_size) * t.seq_length / mesh.cp;
+    tt = mesh.sequence_parallel ? tok / mesh.tp : tok;
+    tp_link = group_link(g, mesh.tp);
+    cp_link = group_link(g, static_cast<long long>(mesh.tp) * mesh.cp);
+    scale_up = scale_up_link(g);
+    scale_out = scale_out_link(g);
+    const long long span = static_cast<long long>(mesh.ep) * mesh.etp;
+    ep_local = span <= g.gpus_per_node ? mesh.ep : std::max(1, g.gpus_per_node / mesh.etp);
+  }
+  ActivationInputs act_inputs() const {
+    return {tok, mesh.tp, mesh.sequence_parallel, mesh.etp, t.moe_load_imbalance, mesh.recompute};
+  }
+  Precision p() const { return t.precision; }
+  double hidden_bytes() const { return tok * m.hidden_size * kBf16; }
+};
+
+struct Split {  // forward and backward pieces before exposure/recompute rules
+  double fwd = 0, bwd = 0;
+};
+
+// Attention block compute: projections (GEMM), core (flash attention, BF16), elementwise.
+Split attention_compute(const LayerContext& c, int layer, double* core_fwd_s) {
+  const ModelSpec& m = c.m;
+  const double tp = c.mesh.tp, h = m.hidden_size;
+  double min_dim = 0, qk = 0, v = 0, elem = 0;
+  if (m.multi_latent_attention) {
+    min_dim = std::min<double>(m.kv_lora_rank, m.num_attention_heads * m.v_head_dim / tp);
+    qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
+    v = m.v_head_dim;
+    elem = c.tok * m.num_attention_heads * qk * 2 / tp;  // rope + concat of q, k
+  } else {
+    min_dim = std::min<double>(h, m.num_attention_heads * m.head_dim() / tp);
+    qk = v = m.head_dim();
+    elem = c.tok * (m.num_attention_heads + m.query_groups()) * m.head_dim() * 2 / tp;  // rope
+  }
+  elem += kAttnSideElementsPerHidden * c.tt * h;
+  if (c.p() == Precision::kFp8) elem += 1.5 * c.tok * (h + m.num_attention_heads * v / tp);  // casts
+  const double gemm_flops = 2 * c.tok * c.shape.attention_gemm_params / tp;
+  const double window = m.layer_is_windowed(layer) ? m.window_size : 0;
+  const double core_flops =
+      attention_core_fwd_flops(c.t.seq_length, window, m.num_attention_heads, qk, v) *
+      c.mesh.micro_batch_size / (tp * c.mesh.cp);
+  const double gemm = gemm_time_s(gemm_flops, min_dim, c.g.gpu, c.p());
+  const double core = attention_core_time_s(core_flops, c.g.gpu);
+  const double ew = elementwise_time_s(elem * kBf16, c.g.gpu);
+  *core_fwd_s = core;
+  return {gemm + core + ew, kGemmBackwardFactor * gemm + kAttentionBackwardFactor * core + 2 * ew};
+}
+
+Split dense_mlp_compute(const LayerContext& c, int ffn_width, double params) {
+  const double tp = c.mesh.tp, h = c.m.hidden_size;
+  const double gemm = gemm_time_s(2 * c.tok * params / tp, std::min<double>(h, ffn_width / tp), c.g.gpu, c.p());
+  double elem = c.tok * ffn_width / tp * (c.m.swiglu ? 3 : 2);
+  if (c.p() == Precision::kFp8) elem += 1.5 * c.tok * (h + ffn_width / tp);
+  const double ew = elementwise_time_s(elem * kBf16, c.g.gpu);
+  return {gemm + ew, kGemmBackwardFactor * gemm + 2 * ew};
+}
+
+// Routed experts + router (+ shared expert). Expert FLOPs per GPU are k x tokens / TP
+// regardless of EP (DESIGN.md); EP sets tokens per local expert and the fixed per-expert cost.
+Split moe_compute(const LayerContext& c, double* act_fwd_s) {
+  const ModelSpec& m = c.m;
+  const double tp = c.mesh.tp, h = m.hidden_size, k = m.moe_router_topk, rho = c.t.moe_load_imbalance;
+  const double copies = k * c.tok / tp * rho;
+  const double tokens_per_expert =
+      static_cast<double>(c.mesh.etp) * c.mesh.ep * k * c.tok / (tp * m.num_experts);
+  const double routed_flops = 2 * copies * c.shape.expert_params;
+  const double routed = grouped_gemm_time_s(routed_flops, tokens_per_expert,
+                                            std::min<double>(h, m.moe_ffn_hidden_size / c.mesh.etp),
+                                            c.g.gpu, c.p());
+  const double router = gemm_time_s(2 * c.tt * h * m.num_experts, m.num_experts, c.g.gpu, Precision::kBf16);
+  const double act_elem = copies * m.moe_ffn_hidden_size * (m.swiglu ? 3 : 2);
+  double elem = 4 * copies * c.mesh.etp * h  // permute + un-permute (read + write)
+                + act_elem + c.tt * m.num_experts * 3 * 2;  // fp32 router softmax / top-k
+  if (c.p() == Precision::kFp8) elem += 1.5 * copies * (c.mesh.etp * h + m.moe_ffn_hidden_size);
+  const double ew = elementwise_time_s(elem * kBf16, c.g.gpu);
+  const double fixed = expert_overhead_s(static_cast<double>(m.num_experts) / c.mesh.ep, c.g.gpu);
+  *act_fwd_s = elementwise_time_s(act_elem * kBf16, c.g.gpu);
+  Split s{routed + router + ew + fixed, kGemmBackwardFactor * (routed + router) + 2 * (ew + fixed)};
+  if (m.moe_shared_expert_intermediate_size > 0) {
+    const Split sh = dense_mlp_compute(c, m.moe_shared_expert_intermediate_size, c.shape.shared_expert_params);
+    s.fwd += sh.fwd;
+    s.bwd += sh.bwd;
+  }
+  return s;
+}
+
+// TP collectives of one layer's forward: all-gather + reduce-scatter (SP) or all-reduce around
+// attention and around a TP-parallel MLP / shared expert.
+double tp_comm_fwd_s(const LayerContext& c, int layer) {
+  if (c.mesh.tp <= 1) return 0;
+  const bool tp_mlp = !c.m.layer_is_moe(layer) || c.m.moe_shared_expert_intermediate_size > 0;
+  const int collectives = 2 + (tp_mlp ? 2 : 0);
+  return collectives * ring_collective_time_s(c.hidden_bytes(), c.mesh.tp, c.tp_link);
+}
+
+// CP ring exchange of K and V, overlapped with the attention core it feeds.
+Split cp_comm(const LayerContext& c, double core_fwd_s) {
+  if (c.mesh.cp <= 1) return {};
+  const ModelSpec& m = c.m;
+  const double kv_elems = m.multi_latent_attention
+                              ? m.num_attention_heads * (m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim)
+                              : 2.0 * m.query_groups() * m.head_dim();
+  const double step_bytes = c.tok * kv_elems / c.mesh.tp * kBf16;
+  const double comm = (c.mesh.cp - 1) * p2p_time_s(step_bytes, c.cp_link);
+  const double window = core_fwd_s * (c.mesh.cp - 1) / c.mesh.cp;
+  return {exposed_after_overlap_s(comm, window, 0),
+          exposed_after_overlap_s(2 * comm, kAttentionBackwardFactor * window, 0)};
+}
+
+// Token dispatch + combine of one MoE layer's forward (alltoall / flex over EP, allgather over
+// TP x EP), plus the ETP all-gather / reduce-scatter of dispatched tokens.
+double ep_comm_fwd_s(const LayerContext& c) {
+  const ModelSpec& m = c.m;
+  const double rho = c.t.moe_load_imbalance, h = m.hidden_size;
+  const int ep = c.mesh.ep, etp = c.mesh.etp;
+  double t = 0;
+  if (c.t.moe_token_dispatcher_type == Dispatcher::kAllgather) {
+    const long long n = static_cast<long long>(c.mesh.tp) * ep;
+    const Link link = group_link(c.g, n * c.mesh.cp);
+    t = 2 * ring_collective_time_s(c.tok / c.mesh.tp * c.mesh.tp * ep * h * kBf16, n, link);
+  } else if (ep > 1) {
+    const bool dedup = c.t.moe_token_dispatcher_type == Dispatcher::kFlex;
+    const AlltoallTraffic traffic =
+        ep_dispatch_traffic(c.tok / c.mesh.tp, h * kBf16, m.moe_router_topk, ep, c.ep_local, dedup,
+                            m.moe_router_num_groups, m.moe_router_group_topk);
+    t = 2 * alltoall_time_s(traffic, c.scale_up, c.scale_out) * rho;
+  }
+  if (etp > 1) {
+    const double copies = m.moe_router_topk * c.tok / c.mesh.tp * rho;
+    t += 2 * ring_collective_time_s(copies * etp * h * kBf16, etp, group_link(c.g, etp));
+  }
+  return t * ep_exposed_fraction(c.t);
+}
+
+LayerCost make_layer_cost(const LayerContext& c, int layer) {
+  const ModelSpec& m = c.m;
+  LayerCost lc;
+  double core_fwd = 0, act_fwd = 0;
+  const Split attn = attention_compute(c, layer, &core_fwd);
+  const bool moe = m.layer_is_moe(layer);
+  const Split mlp = moe ? moe_compute(c, &act_fwd)
+                        : dense_mlp_compute(c, m.ffn_hidden_size, c.shape.dense_mlp_params);
+  const double overhead = layer_overhead_s(c.g.gpu);
+  lc.fwd_s = attn.fwd + mlp.fwd + overhead;
+  lc.bwd_s = attn.bwd + mlp.bwd + 2 * overhead;
+
+  const double tp_f = tp_comm_fwd_s(c, layer);
+  const Split cp = cp_comm(c, core_fwd);
+  const double ep_f = moe ? ep_comm_fwd_s(c) : 0;
+  lc.tp_s = 2 * tp_f;
+  lc.cp_s = cp.fwd + cp.bwd;
+  lc.ep_s = 2 * ep_f;
+  lc.fwd_comm_s = tp_f + cp.fwd + ep_f;
+
+  if (c.mesh.recompute == Recompute::kSelective) {
+    // core_attn, layernorm, moe_act (+ mla_up_proj) are re-run before their backward.
+    lc.bwd_s += core_fwd + act_fwd +
+                elementwise_time_s(4 * c.tt * m.hidden_size * kBf16, c.g.gpu);
+  } else if (c.mesh.recompute == Recompute::kFull) {
+    lc.bwd_s += lc.fwd_s;
+    lc.tp_s += tp_f;
+    lc.cp_s += cp.fwd;
+    lc.ep_s += ep_f;
+  }
+  lc.dense_params = c.shape.layer_tp_sharded_params(m, layer) / c.mesh.tp +
+                    c.shape.layer_replicated_params(m, layer);
+  lc.expert_params = c.shape.layer_expert_params(m, layer) / (static_cast<double>(c.mesh.ep) * c.mesh.etp);
+  lc.activation_bytes = layer_activation_bytes(m, layer, c.act_inputs());
+  return lc;
+}
+
+template <class F>
+std::vector<double> prefix(const std::vector<LayerCost>& layers, F field) {
+  std::vector<double> p(layers.size() + 1, 0.0);
+  for (size_t i = 0; i < layers.size(); ++i) p[i + 1] = p[i] + field(layers[i]);
+  return p;
+}
+
+}  // namespace
+
+StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const Mesh& mesh, int group)
+    : s_(s), group_(group) {
+  const LayerContext c(s, shape, mesh, group);
+  const ModelSpec& m = s.model;
+  layers_.reserve(m.num_layers);
+  for (int i = 0; i < m.num_layers; ++i) layers_.push_back(make_layer_cost(c, i));
+  sum_fwd_ = prefix(layers_, [](const LayerCost& l) { return l.fwd_s; });
+  sum_bwd_ = prefix(layers_, [](const LayerCost& l) { return l.bwd_s; });
+  sum_tp_ = prefix(layers_, [](const LayerCost& l) { return l.tp_s; });
+  sum_cp_ = prefix(layers_, [](const LayerCost& l) { return l.cp_s; });
+  sum_ep_ = prefix(layers_, [](const LayerCost& l) { return l.ep_s; });
+  sum_fwd_comm_ = prefix(layers_, [](const LayerCost& l) { return l.fwd_comm_s; });
+  sum_dense_ = prefix(layers_, [](const LayerCost& l) { return l.dense_params; });
+  sum_expert_ = prefix(layers_, [](const LayerCost& l) { return l.expert_params; });
+  sum_act_ = prefix(layers_, [](const LayerCost& l) { return l.activation_bytes; });
+  if (mesh.recompute == Recompute::kFull) {
+    for (int i = 0; i < m.num_layers; ++i) {
+      working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()));
+    }
+  }
+  p2p_bytes_ = c.tt * m.hidden_size * kBf16;
+
+  // Input embedding (first stage): lookup writes, gradient scatter-add.
+  const double tp = mesh.tp, h = m.hidden_size, vocab = shape.padded_vocab;
+  first_extras_.fwd_s = elementwise_time_s(2 * c.tt * h * kBf16, c.g.gpu);
+  first_extras_.bwd_s = elementwise_time_s(4 * c.tt * h * 4, c.g.gpu);
+  first_extras_.dense_params = shape.embedding_params / tp;
+  first_extras_.activation_bytes = c.tt * h * kBf16;
+  // Output layer and loss (last stage), and the MTP layers with their own heads.
+  const double logits_gemm = gemm_time_s(2 * c.tok * h * vocab / tp, std::min(h, vocab / tp), c.g.gpu, Precision::kBf16);
+  const double loss = elementwise_time_s(3 * c.tok * vocab / tp * 4, c.g.gpu);
+  const double head_tp = mesh.tp > 1 ? ring_collective_time_s(c.hidden_bytes(), mesh.tp, c.tp_link) : 0;
+  const int mtp = m.mtp_num_layers;
+  const LayerCost& last = layers_.back();
+  last_extras_.fwd_s = (1 + mtp) * (logits_gemm + loss) + mtp * last.fwd_s +
+                       mtp * gemm_time_s(2 * c.tok * 2 * h * h / tp, h, c.g.gpu, c.p());
+  last_extras_.bwd_s = (1 + mtp) * (kGemmBackwardFactor * logits_gemm + loss) + mtp * last.bwd_s +
+                       mtp * kGemmBackwardFactor * gemm_time_s(2 * c.tok * 2 * h * h / tp, h, c.g.gpu, c.p());
+  last_extras_.tp_s = (1 + mtp) * 2 * head_tp + mtp * last.tp_s;
+  last_extras_.ep_s = mtp * last.ep_s;
+  last_extras_.fwd_comm_s = (1 + mtp) * head_tp + mtp * last.fwd_comm_s;
+  if (!m.untie_embeddings_and_output_weights || mtp > 0) embedding_copy_params_ = shape.embedding_params / tp;
+  last_extras_.dense_params = shape.output_params / tp + shape.final_norm_params +
+                              mtp * (last.dense_params + shape.mtp_extra_params / tp);
+  last_extras_.expert_params = mtp * last.expert_params;
+  last_extras_.activation_bytes = logits_activation_bytes(c.tok, mesh.tp, shape.padded_vocab) +
+                                  mtp * last.activation_bytes;
+}
+
+StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const StageLinks& links,
+                               const Mesh& mesh_) const {
+  const int a = first_layer, b = first_layer + num_layers;
+  const bool first = stage == 0, last = stage == mesh_.pp - 1;
+  const NodeGroup& g = s_.cluster.groups[group_];
+  Extras ex;
+  auto add = [&ex](const Extras& e) {
+    ex.fwd_s += e.fwd_s; ex.bwd_s += e.bwd_s; ex.tp_s += e.tp_s; ex.ep_s += e.ep_s;
+    ex.fwd_comm_s += e.fwd_comm_s; ex.dense_params += e.dense_params;
+    ex.expert_params += e.expert_params; ex.activation_bytes += e.activation_bytes;
+  };
+  if (first) add(first_extras_);
+  if (last) add(last_extras_);
+  if (last && mesh_.pp > 1) ex.dense_params += embedding_copy_params_;
+
+  StageCost sc;
+  sc.forward_s = sum_fwd_[b] - sum_fwd_[a] + ex.fwd_s;
+  sc.backward_s = sum_bwd_[b] - sum_bwd_[a] + ex.bwd_s;
+  sc.tp_s = sum_tp_[b] - sum_tp_[a] + ex.tp_s;
+  sc.cp_s = sum_cp_[b] - sum_cp_[a];
+  sc.ep_s = sum_ep_[b] - sum_ep_[a] + ex.ep_s;
+  double p2p = 0;
+  if (links.prev) p2p += 2 * p2p_time_s(p2p_bytes_, *links.prev);
+  if (links.next) p2p += 2 * p2p_time_s(p2p_bytes_, *links.next);
+  sc.pp_s = mesh_.vpp > 1 ? p2p * mesh_.vpp * kInterleavedP2pExposedFraction : p2p;
+
+  // Data-parallel gradient reduce-scatter / parameter all-gather, overlapped with the last
+  // micro-batch's backward and the first micro-batch's forward of the stage.
+  const double dense = sum_dense_[b] - sum_dense_[a] + ex.dense_params;
+  const double expert = sum_expert_[b] - sum_expert_[a] + ex.expert_params;
+  const long long dense_shards = static_cast<long long>(mesh_.dp) * mesh_.cp;
+  const long long expert_shards = mesh_.expert_dp();
+  const Link dp_link = group_link(g, mesh_.stage_gpus());
+  const bool distopt = s_.training.use_distributed_optimizer;
+  double reduce = ring_collective_time_s(dense * kGradBytes, dense_shards, dp_link) +
+                  ring_collective_time_s(expert * kGradBytes, expert_shards, dp_link);
+  double gather = ring_collective_time_s(dense * kParamBytes, dense_shards, dp_link) +
+                  ring_collective_time_s(expert * kParamBytes, expert_shards, dp_link);
+  if (!distopt) {
+    reduce *= 2;
+    gather = 0;
+  }
+  const double buckets = std::max(1.0, (dense + expert) / std::max(kDdpBucketParams, 1e6 * mesh_.dp));
+  const double fwd_window = sc.forward_s + sum_fwd_comm_[b] - sum_fwd_comm_[a] + ex.fwd_comm_s;
+  const double bwd_window = sc.per_microbatch_s() - fwd_window;
+  sc.dp_s = (s_.training.overlap_grad_reduce ? exposed_after_overlap_s(reduce, bwd_window, 1 / buckets) : reduce) +
+            (s_.training.overlap_param_gather ? exposed_after_overlap_s(gather, fwd_window, 1 / buckets) : gather);
+  const double owned = distopt ? dense / dense_shards + expert / expert_shards : dense + expert;
+  sc.optimizer_s = optimizer_step_time_s(owned, dense + expert, g.gpu);
+
+  sc.weights = weight_memory(dense, expert, dense_shards, expert_shards, distopt);
+  sc.in_flight = in_flight_microbatches(stage, mesh_.pp, mesh_.vpp, num_microbatches(s_.training, mesh_));
+  double act = sc.in_flight * (sum_act_[b] - sum_act_[a]);
+  if (first) act += sc.in_flight * first_extras_.activation_bytes;
+  if (last) act += last_extras_.activation_bytes;
+  sc.activations_bytes = act + working_bytes_;
+  sc.reserved_bytes = g.gpu.reserved_memory_gib * kGiB;
+  sc.capacity_bytes = g.gpu.memory_gib * kGiB;
+  return sc;
+}
+
+}  // namespace hapmoe

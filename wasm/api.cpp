@@ -1,0 +1,75 @@
+#include "api.hpp"
+
+#include <exception>
+
+#include "hapmoe/evaluate.hpp"
+#include "hapmoe/presets.hpp"
+#include "hapmoe/result_io.hpp"
+#include "hapmoe/scenario_io.hpp"
+#include "hapmoe/search.hpp"
+
+namespace hapmoe::api {
+
+using nlohmann::json;
+
+namespace {
+const PresetCatalog& catalog() {
+  static const PresetCatalog c = load_builtin_presets();
+  return c;
+}
+
+std::string dump(const json& j) { return j.dump(); }
+
+// The one place where anything unexpected becomes an error value (exit code 1 in the CLI).
+template <class F>
+std::string guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return dump(error_result(Error{"internal", std::string("internal error: ") + e.what(), ""}));
+  } catch (...) {
+    return dump(error_result(Error{"internal", "internal error", ""}));
+  }
+}
+}  // namespace
+
+std::string version() { return dump(json{{"version", HAPMOE_VERSION}}); }
+
+std::string presets() {
+  return guarded([] { return dump(presets_to_json(catalog())); });
+}
+
+std::string validate(const std::string& text) {
+  return guarded([&] {
+    const auto s = parse_scenario(text, catalog());
+    if (!s) return dump(error_result(s.error()));
+    return dump(json{{"format", kResultFormat}, {"ok", true}});
+  });
+}
+
+std::string evaluate(const std::string& text) {
+  return guarded([&] {
+    const auto s = parse_scenario(text, catalog());
+    if (!s) return dump(error_result(s.error()));
+    if (!s->plan) {
+      return dump(error_result(Error{"missing_field", "evaluate needs the scenario's \"plan\"", "plan"}));
+    }
+    const auto ev = evaluate_plan(*s, *s->plan);
+    if (!ev) return dump(error_result(ev.error()));
+    return dump(evaluate_result(*s, *ev));
+  });
+}
+
+std::string plan(const std::string& text, const ProgressFn& progress) {
+  return guarded([&] {
+    const auto s = parse_scenario(text, catalog());
+    if (!s) return dump(error_result(s.error()));
+    SearchControl control;
+    control.progress = progress;
+    const auto result = search_plans(*s, control);
+    if (!result) return dump(error_result(result.error()));
+    return dump(search_result_to_json(*s, *result));
+  });
+}
+
+}  // namespace hapmoe::api

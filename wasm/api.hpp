@@ -1,0 +1,20 @@
+// The JSON-in/JSON-out API exported to JavaScript (bindings.cpp registers it) and used by the
+// native CLI and tests, so both produce the same bytes. Every function returns a JSON string;
+// none throws.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace hapmoe::api {
+
+// Progress callback: fraction done in [0, 1], candidates evaluated so far.
+using ProgressFn = std::function<void(double fraction, long long evaluated)>;
+
+std::string version();
+std::string presets();
+std::string validate(const std::string& scenario_json);
+std::string evaluate(const std::string& scenario_json);
+std::string plan(const std::string& scenario_json, const ProgressFn& progress = nullptr);
+
+}  // namespace hapmoe::api

@@ -1,0 +1,23 @@
+// Embind registration only: the JSON-in/JSON-out API of api.hpp, as plain strings.
+#include <emscripten/bind.h>
+
+#include "api.hpp"
+
+namespace {
+std::string plan_with_progress(const std::string& scenario, emscripten::val progress) {
+  if (progress.isUndefined() || progress.isNull()) return hapmoe::api::plan(scenario);
+  return hapmoe::api::plan(scenario, [&progress](double fraction, long long evaluated) {
+    progress(fraction, static_cast<double>(evaluated));
+  });
+}
+std::string plan_plain(const std::string& scenario) { return hapmoe::api::plan(scenario); }
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(hapmoe) {
+  emscripten::function("version", &hapmoe::api::version);
+  emscripten::function("presets", &hapmoe::api::presets);
+  emscripten::function("validate", &hapmoe::api::validate);
+  emscripten::function("evaluate", &hapmoe::api::evaluate);
+  emscripten::function("plan", &plan_with_progress);
+  emscripten::function("planQuiet", &plan_plain);
+}

@@ -48,8 +48,9 @@ double elementwise_time_s(double bytes, const GpuSpec& gpu) {
   return bytes / (gpu.hbm_gbps * 1e9 * gpu.hbm_efficiency);
 }
 
-double expert_overhead_s(double local_experts, const GpuSpec& gpu) {
-  return local_experts * gpu.expert_overhead_us * 1e-6;
+double expert_overhead_s(double local_experts, const GpuSpec& gpu, Precision p) {
+  const double factor = p == Precision::kFp8 ? gpu.fp8_expert_overhead_factor : 1.0;
+  return local_experts * gpu.expert_overhead_us * factor * 1e-6;
 }
 
 double layer_overhead_s(const GpuSpec& gpu) { return gpu.layer_overhead_us * 1e-6; }

@@ -76,6 +76,7 @@ GpuSpec read_gpu(const json& v, const std::string& path, const PresetCatalog& pr
   g.grouped_gemm_half_tokens =
       r.get_number("grouped_gemm_half_tokens", 0, 1e6, g.grouped_gemm_half_tokens);
   g.expert_overhead_us = r.get_number("expert_overhead_us", 0, 1e5, g.expert_overhead_us);
+  g.fp8_expert_overhead_factor = r.get_number("fp8_expert_overhead_factor", 0, 100, g.fp8_expert_overhead_factor);
   g.layer_overhead_us = r.get_number("layer_overhead_us", 0, 1e5, g.layer_overhead_us);
   g.hbm_efficiency = r.get_number("hbm_efficiency", 0, 1, g.hbm_efficiency, true);
   g.intra_node_efficiency = r.get_number("intra_node_efficiency", 0, 1, g.intra_node_efficiency, true);

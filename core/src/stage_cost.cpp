@@ -114,7 +114,7 @@ Split moe_compute(const LayerContext& c, double* act_fwd_s) {
                 + act_elem + c.tt * m.num_experts * 3 * 2;  // fp32 router softmax / top-k
   if (c.p() == Precision::kFp8) elem += 1.5 * copies * (c.mesh.etp * h + m.moe_ffn_hidden_size);
   const double ew = elementwise_time_s(elem * kBf16, c.g.gpu);
-  const double fixed = expert_overhead_s(static_cast<double>(m.num_experts) / c.mesh.ep, c.g.gpu);
+  const double fixed = expert_overhead_s(static_cast<double>(m.num_experts) / c.mesh.ep, c.g.gpu, c.p());
   *act_fwd_s = elementwise_time_s(act_elem * kBf16, c.g.gpu);
   Split s{routed + router + ew + fixed, kGemmBackwardFactor * (routed + router) + 2 * (ew + fixed)};
   if (m.moe_shared_expert_intermediate_size > 0) {
@@ -160,7 +160,9 @@ double ep_comm_fwd_s(const LayerContext& c) {
     const Link link = group_link(c.g, n * c.mesh.cp);
     t = 2 * ring_collective_time_s(c.tok / c.mesh.tp * c.mesh.tp * ep * h * kBf16, n, link);
   } else if (ep > 1) {
-    const bool dedup = c.t.moe_token_dispatcher_type == Dispatcher::kFlex;
+    // Across nodes a token travels once per distinct remote node and fans out inside it
+    // (hierarchical dispatch; DESIGN.md "What moves MoE step time most").
+    const bool dedup = true;
     const AlltoallTraffic traffic =
         ep_dispatch_traffic(c.tok / c.mesh.tp, h * kBf16, m.moe_router_topk, ep, c.ep_local, dedup,
                             m.moe_router_num_groups, m.moe_router_group_topk);

@@ -31,8 +31,9 @@ double attention_core_fwd_flops(double seq_length, double window, double heads, 
 double attention_core_time_s(double flops, const GpuSpec& gpu);
 // Memory-bound kernels: bytes / (hbm_gbps x hbm_efficiency).
 double elementwise_time_s(double bytes, const GpuSpec& gpu);
-// Fixed cost per local expert per MoE layer per micro-batch (forward).
-double expert_overhead_s(double local_experts, const GpuSpec& gpu);
+// Fixed cost per local expert per MoE layer per micro-batch (forward): small grouped GEMMs,
+// casts and permute kernels (DESIGN.md); FP8 adds per-expert quantisation (factor).
+double expert_overhead_s(double local_experts, const GpuSpec& gpu, Precision p);
 // Fixed launch cost per transformer layer per micro-batch (forward).
 double layer_overhead_s(const GpuSpec& gpu);
 

@@ -32,7 +32,8 @@ struct GpuSpec {
   double fp8_gemm_speedup = 1.35;        // achieved FP8 / BF16 GEMM rate
   double attention_efficiency = 0.55;    // flash-attention forward, fraction of bf16_tflops
   double grouped_gemm_half_tokens = 96;  // tokens per local expert at half grouped-GEMM rate
-  double expert_overhead_us = 25;        // fixed cost per local expert per MoE layer (forward)
+  double expert_overhead_us = 180;       // fixed cost per local expert per MoE layer (forward)
+  double fp8_expert_overhead_factor = 1.35;  // FP8: per-expert quantisation kernels
   double layer_overhead_us = 40;         // kernel launches etc. per layer (forward)
   double hbm_efficiency = 0.75;          // elementwise kernels, fraction of hbm_gbps
   double intra_node_efficiency = 0.75;   // collective bus efficiency on the scale-up link

@@ -1,5 +1,6 @@
 #include "json_read.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -71,6 +72,32 @@ double as_number(const json& v, const std::string& path, double lo, double hi,
   return d;
 }
 
+namespace {
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+}  // namespace
+
+void ObjectReader::fail_missing(const char* key, const std::string& expected) const {
+  // A missing required field is most often a typo: name the misspelt field instead.
+  for (auto it = j_.begin(); it != j_.end(); ++it) {
+    if (!seen_.count(it.key()) && it.key() != key && edit_distance(it.key(), key) <= 2) {
+      fail("unknown_field", join_path(path_, it.key()),
+           "unknown field \"" + it.key() + "\"; did you mean \"" + key + "\"?");
+    }
+  }
+  fail("missing_field", path(key), "required: " + expected);
+}
+
 ObjectReader::ObjectReader(const json& j, std::string path) : j_(j), path_(std::move(path)) {
   if (!j_.is_object()) {
     fail("wrong_type", path_.empty() ? "$" : path_,
@@ -86,7 +113,7 @@ bool ObjectReader::has(const char* key) const {
 const json& ObjectReader::raw(const char* key) {
   seen_.insert(key);
   auto it = j_.find(key);
-  if (it == j_.end()) fail("missing_field", path(key), std::string("required field is missing"));
+  if (it == j_.end()) fail_missing(key, "this field");
   return *it;
 }
 
@@ -95,8 +122,7 @@ long long ObjectReader::get_int(const char* key, long long lo, long long hi,
   seen_.insert(key);
   if (!has(key)) {
     if (def) return *def;
-    fail("missing_field", path(key),
-         "required: an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+    fail_missing(key, "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
   }
   return as_int(j_.at(key), path(key), lo, hi);
 }
@@ -106,7 +132,7 @@ double ObjectReader::get_number(const char* key, double lo, double hi, std::opti
   seen_.insert(key);
   if (!has(key)) {
     if (def) return *def;
-    fail("missing_field", path(key), "required: a number");
+    fail_missing(key, "a number");
   }
   return as_number(j_.at(key), path(key), lo, hi, lo_exclusive);
 }
@@ -129,7 +155,7 @@ bool ObjectReader::get_bool(const char* key, std::optional<bool> def) {
   seen_.insert(key);
   if (!has(key)) {
     if (def) return *def;
-    fail("missing_field", path(key), "required: true or false");
+    fail_missing(key, "true or false");
   }
   const json& v = j_.at(key);
   if (!v.is_boolean()) fail("wrong_type", path(key), "expected true or false, got " + json_type_name(v));
@@ -140,7 +166,7 @@ std::string ObjectReader::get_string(const char* key, std::optional<std::string>
   seen_.insert(key);
   if (!has(key)) {
     if (def) return *def;
-    fail("missing_field", path(key), "required: a string");
+    fail_missing(key, "a string");
   }
   const json& v = j_.at(key);
   if (!v.is_string()) fail("wrong_type", path(key), "expected a string, got " + json_type_name(v));
@@ -152,7 +178,7 @@ std::string ObjectReader::get_enum(const char* key, std::initializer_list<const 
   std::string choices;
   for (const char* a : allowed) choices += (choices.empty() ? "\"" : ", \"") + std::string(a) + "\"";
   seen_.insert(key);
-  if (!has(key) && !def) fail("missing_field", path(key), "required: one of " + choices);
+  if (!has(key) && !def) fail_missing(key, "one of " + choices);
   const std::string s = get_string(key, def);
   for (const char* a : allowed) {
     if (s == a) return s;

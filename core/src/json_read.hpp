@@ -52,6 +52,7 @@ class ObjectReader {
   void finish() const;
 
  private:
+  [[noreturn]] void fail_missing(const char* key, const std::string& expected) const;
   const json& j_;
   std::string path_;
   std::set<std::string> seen_;

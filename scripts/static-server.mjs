@@ -1,0 +1,48 @@
+// Tiny static file server for the browser tests: 127.0.0.1, random free port, GET/HEAD only.
+// Serves from one or more root folders (first match wins), e.g. "dist" or "web:build/wasm".
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.svg': 'image/svg+xml',
+  '.png': 'image/png', '.ico': 'image/x-icon', '.map': 'application/json', '.txt': 'text/plain; charset=utf-8',
+};
+
+/** Finds url path inside one of roots; null when absent or outside every root. */
+export function resolveFile(roots, urlPath) {
+  let rel;
+  try { rel = decodeURIComponent(urlPath.split('?')[0]); } catch { return null; }
+  if (rel.endsWith('/')) rel += 'index.html';
+  for (const root of roots) {
+    const file = path.resolve(root, '.' + rel);
+    if (!file.startsWith(root + path.sep)) continue;
+    try { if (fs.statSync(file).isFile()) return file; } catch { /* try the next root */ }
+  }
+  return null;
+}
+
+/** Starts the server; resolves {url, close()}. log collects every requested path. */
+export function startServer(roots, log = [], port = 0) {
+  const absRoots = roots.map((r) => path.resolve(r));
+  const server = http.createServer((req, res) => {
+    log.push(req.url);
+    if (req.method !== 'GET' && req.method !== 'HEAD') { res.writeHead(405).end(); return; }
+    const file = resolveFile(absRoots, req.url);
+    if (!file) { res.writeHead(404, { 'content-type': 'text/plain' }).end('not found'); return; }
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'cache-control': 'no-store' });
+    if (req.method === 'HEAD') { res.end(); return; }
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      const { port } = server.address();
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
+      });
+    });
+  });
+}

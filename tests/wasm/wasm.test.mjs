@@ -1,0 +1,79 @@
+// The wasm module under node: same JSON API as the native CLI, byte-identical plan results for
+// every scenario in examples/, errors as values. Needs dist/ (or HAPMOE_WASM_DIR) and build/hapmoe.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const WASM_DIR = path.resolve(REPO, process.env.HAPMOE_WASM_DIR || 'dist');
+const CLI = path.resolve(REPO, process.env.HAPMOE_CLI || 'build/hapmoe');
+const require = createRequire(import.meta.url);
+
+async function loadModule() {
+  // The repo's package.json says "type": "module"; the glue is a classic script: load it as .cjs.
+  const cjs = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hapmoe-')), 'hapmoe.cjs');
+  fs.copyFileSync(path.join(WASM_DIR, 'hapmoe.js'), cjs);
+  const factory = require(cjs);
+  // Emscripten 3.1.6 glue would fetch() a file path under node: hand it the bytes.
+  return factory({ wasmBinary: fs.readFileSync(path.join(WASM_DIR, 'hapmoe.wasm')) });
+}
+
+const M = await loadModule();
+const examples = fs.readdirSync(path.join(REPO, 'examples')).filter((f) => f.endsWith('.json')).sort();
+
+test('version and presets', () => {
+  assert.match(JSON.parse(M.version()).version, /^\d+\.\d+\.\d+$/);
+  const p = JSON.parse(M.presets());
+  for (const id of ['h100-sxm', 'h800-sxm', 'mi300x', 'ascend-910b', 'gb200']) assert.ok(p.gpus[id], id);
+  for (const id of ['mixtral-8x7b', 'mixtral-s', 'mixtral-l', 'deepseek-v3', 'qwen3-30b-a3b', 'gpt-oss-120b']) assert.ok(p.models[id], id);
+  for (const id of ['16-1-h', '16-1', '32-3']) assert.ok(p.clusters[id], id);
+});
+
+for (const f of examples) {
+  test(`plan ${f}: wasm result is byte-identical to the native CLI`, () => {
+    const text = fs.readFileSync(path.join(REPO, 'examples', f), 'utf8');
+    const wasm = M.planQuiet(text);
+    const native = execFileSync(CLI, ['plan', path.join(REPO, 'examples', f), '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    assert.equal(wasm, native.trimEnd());
+    assert.equal(JSON.parse(wasm).ok, true);
+  });
+}
+
+test('plan reports progress through the callback', () => {
+  const text = fs.readFileSync(path.join(REPO, 'examples', 'mixtral-s-16-1.json'), 'utf8');
+  const seen = [];
+  const out = JSON.parse(M.plan(text, (fraction, evaluated) => seen.push([fraction, evaluated])));
+  assert.equal(out.ok, true);
+  assert.ok(seen.length >= 2);
+  assert.equal(seen.at(-1)[0], 1);
+});
+
+test('bad input is an error value naming the field, never a crash', () => {
+  const cases = [
+    ['{"model": ', '$'],
+    ['{"model":"mixtral-8x7b","cluster":"16-1","training":{"global_batch_size":-5,"seq_length":4096}}', 'training.global_batch_size'],
+    ['{"model":"mixtral-8x7b","cluster":{"groups":[{"gpu":"h100-sxm","nodes":0}]},"training":{"global_batch_size":8,"seq_length":4096}}', 'cluster.groups[0].nodes'],
+    ['{"model":"nope","cluster":"16-1","training":{"global_batch_size":8,"seq_length":4096}}', 'model'],
+  ];
+  for (const [text, field] of cases) {
+    for (const fn of [M.validate, M.evaluate, M.planQuiet]) {
+      const r = JSON.parse(fn(text));
+      assert.equal(r.ok, false);
+      assert.equal(r.error.field, field);
+      assert.ok(r.error.message.length > 0);
+    }
+  }
+});
+
+test('evaluate matches the native CLI for calibration examples', () => {
+  for (const f of examples.filter((x) => x.startsWith('c'))) {
+    const text = fs.readFileSync(path.join(REPO, 'examples', f), 'utf8');
+    const native = execFileSync(CLI, ['evaluate', path.join(REPO, 'examples', f), '--json'], { encoding: 'utf8' });
+    assert.equal(M.evaluate(text), native.trimEnd());
+  }
+});

@@ -1,0 +1,90 @@
+// Node tests of the page's pure modules (no browser): schedule, charts, URL state, HF import.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { simulatePipeline, rankOrder } from '../../web/pipeline-schedule.js';
+import { memoryChartSvg } from '../../web/memory-chart.js';
+import { timelineChartSvg } from '../../web/timeline-chart.js';
+import { encodeScenario, decodeHash } from '../../web/url-state.js';
+import { modelSpecFromHfConfig } from '../../web/hf-config.js';
+import { pathPrefixes } from '../../web/errors.js';
+
+test('1F1B makespan: the closed form on equal stages, within its bounds on unequal ones', () => {
+  const m = 8;
+  const even = simulatePipeline([1, 1, 1, 1], [2, 2, 2, 2], m, 1);
+  assert.equal(even.makespan, 4 * 3 + (m - 1) * 3);
+  assert.equal(even.ops.length, 2 * m * 4);
+  // Unequal stages: sum(f+b) + (m-1) max(f+b) is an upper bound; m max(f+b) a lower one.
+  const f = [1, 2, 1, 1.5], b = [2, 4, 2, 3];
+  const fb = f.map((x, i) => x + b[i]);
+  const upper = fb.reduce((a, x) => a + x, 0) + (m - 1) * Math.max(...fb);
+  const { makespan } = simulatePipeline(f, b, m, 1);
+  assert.ok(makespan <= upper + 1e-9 && makespan >= m * Math.max(...fb), `${makespan} not in [${m * 6}, ${upper}]`);
+});
+
+test('interleaving divides the bubble by vpp on a balanced pipeline', () => {
+  const p = 4, m = 8;
+  const one = simulatePipeline(Array(p).fill(1), Array(p).fill(2), m, 1);
+  const two = simulatePipeline(Array(p).fill(1), Array(p).fill(2), m, 2);
+  assert.equal(one.makespan, (m + p - 1) * 3);
+  assert.equal(two.makespan, m * 3 + ((p - 1) * 3) / 2);
+  assert.equal(two.ops.length, 2 * m * p * 2);
+});
+
+test('every rank order holds each forward and backward exactly once', () => {
+  for (const [p, m, v] of [[4, 8, 1], [4, 8, 2], [3, 5, 2], [2, 1, 1], [8, 16, 4]]) {
+    for (let r = 0; r < p; r++) {
+      const order = rankOrder(r, p, m, v);
+      assert.equal(order.length, 2 * m * v);
+      assert.equal(new Set(order.map((o) => `${o.kind}${o.chunk}.${o.mb}`)).size, 2 * m * v);
+    }
+    assert.ok(simulatePipeline(Array(p).fill(1), Array(p).fill(2), m, v).ops.length === 2 * m * v * p, 'no deadlock');
+  }
+});
+
+test('charts are SVG strings with one bar or row per stage', () => {
+  const stages = [{ gpu: 'h800-sxm', weights_gib: 10, gradients_gib: 5, optimizer_state_gib: 3, activations_gib: 20, reserved_gib: 5, forward_s: 0.01, backward_s: 0.02 },
+    { gpu: 'ascend-910b', weights_gib: 8, gradients_gib: 4, optimizer_state_gib: 3, activations_gib: 10, reserved_gib: 6, forward_s: 0.02, backward_s: 0.04 }];
+  const mem = memoryChartSvg(stages, [80, 64]);
+  assert.match(mem, /^<svg[^>]*>.*<\/svg>$/s);
+  assert.equal((mem.match(/class="capacity"/g) || []).length, 3); // two stages + legend
+  const tl = timelineChartSvg(stages, 4, 1);
+  assert.match(tl, /^<svg/);
+  assert.equal((tl.match(/<title>Forward/g) || []).length, 8);
+  assert.match(timelineChartSvg(stages, 512, 1), /<path d="M/); // many ops: busy runs
+});
+
+test('scenario survives the URL hash round trip; bad hashes are reported, not thrown', async () => {
+  const s = { format: 'hapmoe.scenario/1', model: { preset: 'mixtral-s', num_layers: 12 }, cluster: '16-1',
+    training: { global_batch_size: 256, seq_length: 4096 }, search: { tp: [1, 2], recompute: ['none'] } };
+  const hash = await encodeScenario(s);
+  assert.match(hash, /^#s=v1\.[A-Za-z0-9_-]+$/);
+  assert.deepEqual((await decodeHash(hash)).scenario, s);
+  assert.equal(await decodeHash(''), null);
+  assert.equal(await decodeHash('#section-2'), null);
+  assert.ok((await decodeHash('#s=v1.garbage!!')).error);
+  assert.ok((await decodeHash('#s=v9.abc')).error);
+});
+
+test('Hugging Face configs map to ModelSpec fields', () => {
+  const ds = modelSpecFromHfConfig({ num_hidden_layers: 61, hidden_size: 7168, intermediate_size: 18432, moe_intermediate_size: 2048,
+    num_attention_heads: 128, num_key_value_heads: 128, n_routed_experts: 256, n_shared_experts: 1, num_experts_per_tok: 8,
+    first_k_dense_replace: 3, n_group: 8, topk_group: 4, q_lora_rank: 1536, kv_lora_rank: 512, qk_nope_head_dim: 128,
+    qk_rope_head_dim: 64, v_head_dim: 128, num_nextn_predict_layers: 1, vocab_size: 129280, tie_word_embeddings: false });
+  assert.equal(ds.num_experts, 256);
+  assert.equal(ds.moe_shared_expert_intermediate_size, 2048);
+  assert.deepEqual(ds.moe_layer_freq.slice(0, 4), [0, 0, 0, 1]);
+  assert.equal(ds.moe_layer_freq.length, 61);
+  assert.equal(ds.multi_latent_attention, true);
+  assert.equal(ds.moe_router_group_topk, 4);
+  assert.equal(ds.mtp_num_layers, 1);
+  const llama = modelSpecFromHfConfig({ num_hidden_layers: 32, hidden_size: 4096, intermediate_size: 11008, num_attention_heads: 32, vocab_size: 32000 });
+  assert.equal(llama.num_experts, 0);
+  assert.equal(llama.num_query_groups, 32);
+  assert.throws(() => modelSpecFromHfConfig([1, 2]));
+});
+
+test('error paths fall back from the most to the least specific', () => {
+  assert.deepEqual(pathPrefixes('cluster.groups[1].gpu.memory_gib'),
+    ['cluster.groups[1].gpu.memory_gib', 'cluster.groups[1].gpu', 'cluster.groups[1]', 'cluster.groups', 'cluster']);
+  assert.deepEqual(pathPrefixes('search.tp[2]'), ['search.tp[2]', 'search.tp', 'search']);
+});

@@ -1,0 +1,141 @@
+// Cluster section: preset select, a table of GPU groups (add/remove), inter-group bandwidth.
+// get() returns the preset id when unchanged, else {preset, ...changed fields}; a changed
+// group list is sent whole as "groups".
+import { makeField, readInput, writeInput, sameValue } from './fields.js';
+import { createPresetSelect } from './preset-select.js';
+
+const COLUMNS = [
+  { key: 'nodes', label: 'Nodes', kind: 'int', unit: '' },
+  { key: 'gpus_per_node', label: 'GPUs / node', kind: 'int', unit: '' },
+  { key: 'inter_node_gbps', label: 'Inter-node', kind: 'num', unit: 'GB/s' },
+  { key: 'memory_gib', label: 'Memory', kind: 'num', unit: 'GiB' },
+];
+
+function gpuTitle(id, g) {
+  if (!g) return id;
+  const src = Array.isArray(g.source) ? g.source.join('; ') : g.source;
+  return `${g.name || id}: ${g.memory_gib} GiB, ${g.bf16_tflops} TFLOPS bf16` + (g.fp8_tflops ? `, ${g.fp8_tflops} TFLOPS fp8` : '') +
+    `, ${g.intra_node_gbps} GB/s scale-up, ${g.inter_node_gbps} GB/s scale-out per GPU` + (src ? `\n\nsource: ${src}` : '');
+}
+
+export function createClusterForm(presets, gpus) {
+  const element = document.createElement('fieldset');
+  element.className = 'section';
+  element.innerHTML = `<legend>Cluster</legend>
+    <table class="groups"><caption>GPU groups (identical nodes)</caption><thead><tr>
+      <th scope="col">GPU</th>${COLUMNS.map((c) => `<th scope="col">${c.label}${c.unit ? ` <span class="unit">${c.unit}</span>` : ''}</th>`).join('')}<th></th>
+    </tr></thead><tbody></tbody></table>
+    <button type="button" class="secondary add-group">+ Add group</button>`;
+  const picker = createPresetSelect('Preset', 'cluster', presets);
+  element.querySelector('legend').after(picker.element);
+  const tbody = element.querySelector('tbody');
+  const interGroup = makeField({ key: 'inter_group_gbps', label: 'Between groups', kind: 'num', unit: 'GB/s per GPU', placeholder: 'min of groups' }, 'cluster.inter_group_gbps');
+  element.append(interGroup);
+  const interGroupInput = interGroup.querySelector('input');
+  const firstGpu = Object.keys(gpus)[0];
+
+  function renumber() {
+    [...tbody.rows].forEach((row, i) => {
+      row.querySelectorAll('[data-col]').forEach((el) => {
+        const col = el.dataset.col;
+        el.dataset.field = `cluster.groups[${i}].${col === 'memory_gib' ? 'gpu.memory_gib' : col}`;
+        el.setAttribute('aria-label', `Group ${i + 1} ${col.replace(/_/g, ' ')}`);
+      });
+    });
+  }
+
+  function onGpuChange(row) {
+    const g = gpus[row.gpu.value];
+    row.gpu.title = gpuTitle(row.gpu.value, g);
+    writeInput(row.inputs.memory_gib, g?.memory_gib);
+    row.inputs.inter_node_gbps.placeholder = g?.inter_node_gbps != null ? String(g.inter_node_gbps) : '';
+  }
+
+  function addRow(group = {}) {
+    const row = tbody.insertRow();
+    row.inputs = {};
+    const gpuCell = row.insertCell();
+    row.gpu = document.createElement('select');
+    row.gpu.dataset.col = 'gpu';
+    for (const id of Object.keys(gpus)) row.gpu.add(new Option(id, id));
+    gpuCell.append(row.gpu);
+    for (const c of COLUMNS) {
+      const input = makeField(c, '').querySelector('input');
+      input.dataset.col = c.key;
+      row.inputs[c.key] = input;
+      row.insertCell().append(input);
+    }
+    const del = document.createElement('button');
+    del.type = 'button';
+    del.className = 'icon remove-group';
+    del.setAttribute('aria-label', 'Remove group');
+    del.textContent = '×';
+    del.addEventListener('click', () => { if (tbody.rows.length > 1) { row.remove(); renumber(); } });
+    row.insertCell().append(del);
+    const gpu = typeof group.gpu === 'object' && group.gpu ? group.gpu : { preset: group.gpu ?? firstGpu };
+    row.gpu.value = gpus[gpu.preset] ? gpu.preset : firstGpu;
+    row.gpu.addEventListener('change', () => onGpuChange(row));
+    onGpuChange(row);
+    if (gpu.memory_gib != null) writeInput(row.inputs.memory_gib, gpu.memory_gib);
+    writeInput(row.inputs.nodes, group.nodes ?? 1);
+    writeInput(row.inputs.gpus_per_node, group.gpus_per_node ?? gpus[row.gpu.value]?.gpus_per_node ?? 8);
+    writeInput(row.inputs.inter_node_gbps, group.inter_node_gbps);
+    renumber();
+  }
+
+  function readGroups() {
+    return [...tbody.rows].map((row) => {
+      const id = row.gpu.value;
+      const mem = readInput(row.inputs.memory_gib);
+      const out = { gpu: mem == null || mem === gpus[id]?.memory_gib ? id : { preset: id, memory_gib: mem } };
+      out.nodes = readInput(row.inputs.nodes);
+      out.gpus_per_node = readInput(row.inputs.gpus_per_node);
+      const bw = readInput(row.inputs.inter_node_gbps);
+      if (bw != null) out.inter_node_gbps = bw;
+      return out;
+    });
+  }
+
+  let base = { groups: [], inter_group_gbps: null };
+
+  function fill(spec, overrides = {}) {
+    tbody.replaceChildren();
+    (spec.groups || [{}]).forEach(addRow);
+    writeInput(interGroupInput, spec.inter_group_gbps);
+    base = { groups: readGroups(), inter_group_gbps: readInput(interGroupInput) };
+    if (overrides.groups) { tbody.replaceChildren(); overrides.groups.forEach(addRow); }
+    if ('inter_group_gbps' in overrides) writeInput(interGroupInput, overrides.inter_group_gbps);
+  }
+
+  element.querySelector('.add-group').addEventListener('click', () => {
+    const last = readGroups().at(-1) || {};
+    const gpu = typeof last.gpu === 'string' ? last.gpu : last.gpu?.preset ?? firstGpu;
+    addRow({ gpu, nodes: 1, gpus_per_node: gpus[gpu]?.gpus_per_node ?? last.gpus_per_node ?? 8 });
+  });
+  picker.onChange((pid) => { if (pid) fill(presets[pid]); });
+
+  return {
+    element,
+    /** Scenario "cluster" value. */
+    get() {
+      const groups = readGroups();
+      const ig = readInput(interGroupInput);
+      const pid = picker.value;
+      if (!pid) return ig == null ? { groups } : { groups, inter_group_gbps: ig };
+      const diff = {};
+      if (!sameValue(groups, base.groups)) diff.groups = groups;
+      if (!sameValue(ig, base.inter_group_gbps)) diff.inter_group_gbps = ig;
+      return Object.keys(diff).length ? { preset: pid, ...diff } : pid;
+    },
+    /** Loads a scenario "cluster" value (id, {preset, ...overrides} or a full spec). */
+    set(value) {
+      const obj = typeof value === 'string' ? { preset: value } : (value || {});
+      const preset = presets[obj.preset];
+      picker.setValue(preset ? obj.preset : null);
+      const { preset: _p, ...overrides } = obj;
+      fill(preset || overrides, preset ? overrides : {});
+    },
+    /** Total GPUs currently described (for display). */
+    totalGpus() { return readGroups().reduce((a, g) => a + (g.nodes || 0) * (g.gpus_per_node || 0), 0); },
+  };
+}

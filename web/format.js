@@ -1,0 +1,41 @@
+// Number formatting and tiny DOM helpers shared by the views.
+
+/** Escapes text for safe use inside HTML/SVG markup. */
+export function esc(value) {
+  return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+}
+
+/** Fixed decimals, '—' for missing values. */
+export function fixed(value, digits = 2) {
+  return Number.isFinite(value) ? value.toFixed(digits) : '—';
+}
+
+/** Integer with thousands separators. */
+export function int(value) {
+  return Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '—';
+}
+
+/** Seconds as milliseconds text, e.g. 0.0123 -> "12.3" (two decimals below 10 ms). */
+export function ms(seconds, digits) {
+  if (!Number.isFinite(seconds)) return '—';
+  const v = seconds * 1000;
+  return v.toFixed(digits ?? (Math.abs(v) < 10 ? 2 : 1));
+}
+
+/** Fraction as percent text, e.g. 0.312 -> "31.2". */
+export function percent(fraction, digits = 1) {
+  return Number.isFinite(fraction) ? (fraction * 100).toFixed(digits) : '—';
+}
+
+/** Largest finite value of an array (or NaN). */
+export function maxOf(values) {
+  const nums = (values || []).filter(Number.isFinite);
+  return nums.length ? Math.max(...nums) : NaN;
+}
+
+/** Creates an element from an HTML string (single root). */
+export function html(markup) {
+  const t = document.createElement('template');
+  t.innerHTML = markup.trim();
+  return t.content.firstElementChild;
+}

@@ -1,0 +1,31 @@
+// Megatron-LM arguments, environment and launch command for one plan, with Copy buttons.
+import { esc } from './format.js';
+import { copyWithFeedback } from './clipboard.js';
+
+/** Escaped text with each "--flag value" kept on one line when wrapping (text is unchanged). */
+function flagsMarkup(text) {
+  return text.split('\n').map((line) => line.split(' ')
+    .reduce((groups, tok) => { if (tok.startsWith('--') || !groups.length) groups.push([tok]); else groups.at(-1).push(tok); return groups; }, [])
+    .map((g) => `<span class="flag">${esc(g.join(' '))}</span>`).join(' ')).join('\n');
+}
+
+/** Markup for the megatron block ({args, env, launch}). */
+export function megatronMarkup(megatron = {}) {
+  const env = Object.entries(megatron.env || {}).map(([k, v]) => `export ${k}=${v}`).join('\n');
+  const block = (title, id, text) => text ? `<div class="code-block"><div class="code-head"><h4>${title}</h4>` +
+    `<button type="button" class="secondary copy" data-copy="${id}">Copy</button></div>` +
+    `<pre id="${id}" tabindex="0"><code>${flagsMarkup(text)}</code></pre></div>` : '';
+  return block('Arguments', 'megatron-args', megatron.args) +
+    block('Environment', 'megatron-env', env) +
+    block('Launch', 'megatron-launch', megatron.launch);
+}
+
+/** Wires the Copy buttons inside container (once). */
+export function wireCopyButtons(container) {
+  container.addEventListener('click', (e) => {
+    const btn = e.target.closest('button[data-copy]');
+    if (!btn) return;
+    const pre = container.querySelector(`#${btn.dataset.copy}`);
+    if (pre) copyWithFeedback(btn, pre.textContent);
+  });
+}

@@ -1,0 +1,74 @@
+// Results area: summary, ranked plans, baselines, and the selected plan's details
+// (stage table, memory chart, timeline chart, Megatron command lines), or a diagnosis.
+import { createPlansTable, baselinesMarkup } from './plans-table.js';
+import { stageTableMarkup } from './stage-table.js';
+import { memoryChartSvg } from './memory-chart.js';
+import { timelineChartSvg } from './timeline-chart.js';
+import { megatronMarkup, wireCopyButtons } from './megatron-view.js';
+import { esc, fixed, int } from './format.js';
+
+function statsMarkup(stats = {}) {
+  const pruned = Object.entries(stats.pruned || {}).filter(([, n]) => n > 0)
+    .map(([rule, n]) => `${esc(rule.replace(/_/g, ' '))} ${int(n)}`).join(', ');
+  return `Searched ${int(stats.candidates)} candidates, evaluated ${int(stats.evaluated)}` +
+    (pruned ? `; pruned: ${pruned}` : '') + (Number.isFinite(stats.elapsed_ms) ? ` in ${int(stats.elapsed_ms)} ms` : '') + '.';
+}
+
+function summaryMarkup(result) {
+  const best = result.plans[0];
+  const m = best.metrics;
+  const md = result.baselines?.megatron_default;
+  const gain = md?.metrics ? md.speedup ?? md.metrics.iteration_time_s / m.iteration_time_s : NaN;
+  return `<div class="kpis">` +
+    `<div class="kpi"><span class="kpi-value">${fixed(m.iteration_time_s, 3)} s</span><span class="kpi-label">iteration time</span></div>` +
+    `<div class="kpi"><span class="kpi-value">${int(m.tokens_per_s)}</span><span class="kpi-label">tokens/s</span></div>` +
+    `<div class="kpi"><span class="kpi-value">${fixed(m.tflops_per_gpu, 1)}</span><span class="kpi-label">TFLOPS/GPU (MFU ${fixed(m.mfu * 100, 1)} %)</span></div>` +
+    `<div class="kpi"><span class="kpi-value">${int(m.gpus_used)}${m.gpus_idle ? ` <small>+${int(m.gpus_idle)} idle</small>` : ''}</span><span class="kpi-label">GPUs used</span></div>` +
+    (Number.isFinite(gain) ? `<div class="kpi accent"><span class="kpi-value">${fixed(gain, 2)}×</span><span class="kpi-label">vs Megatron default</span></div>` : '') +
+    `</div><p class="stats">${statsMarkup(result.stats)}</p>`;
+}
+
+function diagnosisMarkup(result) {
+  const d = result.diagnosis || {};
+  const tips = (d.suggestions || []).map((s) => `<li>${esc(s)}</li>`).join('');
+  return `<div class="diagnosis" role="status"><h3>No feasible plan</h3><p>${esc(d.message || 'No plan satisfies the constraints.')}</p>` +
+    (Number.isFinite(d.shortfall_gib) ? `<p>Smallest memory shortfall: <strong>${fixed(d.shortfall_gib, 1)} GiB</strong> per GPU.</p>` : '') +
+    (tips ? `<h4>Try</h4><ul>${tips}</ul>` : '') + `</div><p class="stats">${statsMarkup(result.stats)}</p>`;
+}
+
+/** els: {summary, plans, baselines, detail, stages, memory, timeline, megatron, actions}. */
+export function createResultsView(els) {
+  let result = null;
+  const table = createPlansTable(els.plans, (i) => showPlan(i));
+  wireCopyButtons(els.megatron);
+
+  function showPlan(i) {
+    const p = result.plans[i];
+    const bd = p.breakdown?.stages || [];
+    const stagesWithGpu = bd.map((s, k) => ({ gpu: p.plan.stages?.[k]?.gpu, ...s }));
+    els.detailTitle.textContent = `Plan #${i + 1}: TP${p.plan.tp} CP${p.plan.cp} PP${p.plan.pp} DP${p.plan.dp} EP${p.plan.ep} ETP${p.plan.etp}` +
+      `${p.plan.vpp > 1 ? ` VPP${p.plan.vpp}` : ''}, micro-batch ${p.plan.micro_batch_size}${p.plan.sequence_parallel ? ', SP' : ''}`;
+    els.stages.innerHTML = stageTableMarkup(p);
+    els.memory.innerHTML = bd.length ? memoryChartSvg(stagesWithGpu, p.metrics.memory_capacity_gib || []) : '';
+    els.timeline.innerHTML = bd.length ? timelineChartSvg(stagesWithGpu, p.metrics.num_microbatches, p.plan.vpp) : '';
+    els.megatron.innerHTML = megatronMarkup(p.megatron);
+  }
+
+  return {
+    /** Shows a result (ok: true). */
+    render(newResult) {
+      result = newResult;
+      const has = result.plans?.length > 0;
+      els.root.hidden = false;
+      els.detail.hidden = !has;
+      els.plans.hidden = !has;
+      els.actions.hidden = false;
+      els.summary.innerHTML = has ? summaryMarkup(result) : diagnosisMarkup(result);
+      els.baselines.innerHTML = has ? baselinesMarkup(result) : '';
+      if (has) { table.render(result); showPlan(0); } else els.plans.replaceChildren();
+    },
+    /** Marks the shown result as stale (inputs changed or a new search is running). */
+    setStale(stale) { els.root.classList.toggle('stale', stale); },
+    get result() { return result; },
+  };
+}

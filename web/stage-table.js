@@ -1,0 +1,32 @@
+// Per-stage table for one plan: GPU type, layers, memory used vs capacity (bar), times.
+import { esc, fixed, ms } from './format.js';
+
+const COMM_KEYS = ['tp_comm_s', 'cp_comm_s', 'ep_comm_s', 'pp_comm_s', 'dp_comm_s'];
+
+/** Markup for the stage table of planEntry ({plan, metrics, breakdown}). */
+export function stageTableMarkup({ plan, metrics, breakdown }) {
+  const stages = plan.stages || [];
+  const bd = breakdown?.stages || [];
+  const rows = stages.map((s, i) => {
+    const b = bd[i] || {};
+    const used = metrics.peak_memory_gib?.[i];
+    const cap = metrics.memory_capacity_gib?.[i];
+    const frac = Number.isFinite(used) && cap > 0 ? used / cap : NaN;
+    const level = frac > 0.95 ? 'high' : frac > 0.8 ? 'mid' : 'ok';
+    const gpus = (s.tp ?? plan.tp ?? 1) * (s.cp ?? plan.cp ?? 1) * (s.dp ?? plan.dp ?? 1);
+    const comm = COMM_KEYS.reduce((a, k) => a + (Number.isFinite(b[k]) ? b[k] : 0), 0);
+    return `<tr><td>${i}</td><td>${esc(s.gpu)}</td><td>${esc(s.group ?? '')}</td><td>${gpus}</td>` +
+      `<td>${esc(s.layers)}</td><td>${esc(s.recompute ?? '')}</td>` +
+      `<td class="membar-cell"><div class="membar ${level}" role="meter" aria-valuemin="0" aria-valuemax="${fixed(cap, 1)}"` +
+      ` aria-valuenow="${fixed(used, 1)}" aria-label="Stage ${i} memory"><span style="width:${Number.isFinite(frac) ? Math.min(100, frac * 100).toFixed(1) : 0}%"></span></div>` +
+      `<span class="membar-text">${fixed(used, 1)} / ${fixed(cap, 0)}</span></td>` +
+      `<td>${ms(b.forward_s)}</td><td>${ms(b.backward_s)}</td><td>${ms(comm)}</td></tr>`;
+  }).join('');
+  return `<table class="data stages"><caption>Pipeline stages (stage 0 holds the embedding)</caption><thead><tr>` +
+    '<th scope="col">Stage</th><th scope="col">GPU</th><th scope="col">Group</th><th scope="col">GPUs</th>' +
+    '<th scope="col">Layers</th><th scope="col">Recompute</th><th scope="col" class="mem-col">Memory <span class="unit">GiB used / capacity</span></th>' +
+    '<th scope="col" title="Forward compute per micro-batch">Fwd <span class="unit">ms</span></th>' +
+    '<th scope="col" title="Backward compute per micro-batch">Bwd <span class="unit">ms</span></th>' +
+    '<th scope="col" title="Exposed TP+CP+EP+PP+DP communication per iteration">Comm <span class="unit">ms / iter</span></th>' +
+    `</tr></thead><tbody>${rows}</tbody></table>`;
+}

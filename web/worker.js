@@ -1,0 +1,51 @@
+// Classic Web Worker: loads the hapmoe wasm module lazily, once, and answers
+// {id, method, scenario} messages with {id, type: 'result', json} or {id, type: 'error', message}.
+// During `plan` it also posts {id, type: 'progress', fraction, evaluated} (throttled).
+'use strict';
+
+let modulePromise = null;
+
+function loadModule() {
+  if (!modulePromise) {
+    importScripts('hapmoe.js');
+    // eslint-disable-next-line no-undef
+    modulePromise = createHapmoe();
+  }
+  return modulePromise;
+}
+
+const PROGRESS_INTERVAL_MS = 100;
+
+function progressReporter(id) {
+  let last = 0;
+  return (fraction, evaluated) => {
+    const now = Date.now();
+    if (now - last < PROGRESS_INTERVAL_MS && fraction < 1) return;
+    last = now;
+    self.postMessage({ id, type: 'progress', fraction: Number(fraction), evaluated: Number(evaluated) });
+  };
+}
+
+function call(M, id, method, scenario) {
+  switch (method) {
+    case 'version': return M.version();
+    case 'presets': return M.presets();
+    case 'validate': return M.validate(scenario);
+    case 'evaluate': return M.evaluate(scenario);
+    case 'plan': return M.plan(scenario, progressReporter(id));
+    default: throw new Error(`unknown method "${method}"`);
+  }
+}
+
+self.onmessage = async (event) => {
+  const { id, method, scenario } = event.data;
+  try {
+    const M = await loadModule();
+    const json = call(M, id, method, scenario);
+    self.postMessage({ id, type: 'result', json });
+  } catch (err) {
+    // A wasm trap or abort leaves the module unusable: load a fresh instance next time.
+    if (err instanceof WebAssembly.RuntimeError || /abort/i.test(String(err))) modulePromise = null;
+    self.postMessage({ id, type: 'error', message: String((err && err.message) || err) });
+  }
+};

@@ -73,6 +73,26 @@ double as_number(const json& v, const std::string& path, double lo, double hi,
 }
 
 namespace {
+// Every field name of the scenario format: a key spelled like one of these is never a typo.
+const std::set<std::string> kKnownFields = {
+    "attention_efficiency", "baselines", "bf16_tflops", "cluster", "cp", "dp", "ep", "etp",
+    "expert_overhead_us", "ffn_hidden_size", "format", "fp8_expert_overhead_factor",
+    "fp8_gemm_speedup", "fp8_recipe", "fp8_tflops", "gemm_efficiency", "global_batch_size",
+    "gpu", "gpus_per_node", "group", "grouped_gemm_half_tokens", "groups", "hbm_efficiency",
+    "hbm_gbps", "hidden_size", "id", "inter_group_gbps", "inter_node_efficiency",
+    "inter_node_gbps", "intra_node_efficiency", "intra_node_gbps", "kv_channels", "kv_lora_rank",
+    "layer_overhead_us", "layer_split", "layers", "memory_gib", "micro_batch_size", "mode",
+    "model", "moe_ffn_hidden_size", "moe_layer_freq", "moe_load_imbalance",
+    "moe_router_group_topk", "moe_router_num_groups", "moe_router_topk",
+    "moe_shared_expert_intermediate_size", "moe_token_dispatcher_type", "mtp_num_layers",
+    "multi_latent_attention", "name", "nodes", "num_attention_heads", "num_experts",
+    "num_layers", "num_query_groups", "overlap_grad_reduce", "overlap_moe_expert_parallel_comm",
+    "overlap_param_gather", "plan", "pp", "precision", "preset", "q_lora_rank", "qk_head_dim",
+    "qk_pos_emb_head_dim", "recompute", "reserved_memory_gib", "search", "seq_length",
+    "sequence_parallel", "source", "stages", "swiglu", "top_k", "tp", "training",
+    "untie_embeddings_and_output_weights", "use_distributed_optimizer", "v_head_dim", "vendor",
+    "vocab_size", "vpp", "window_attn_skip_freq", "window_size"};
+
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -90,7 +110,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 void ObjectReader::fail_missing(const char* key, const std::string& expected) const {
   // A missing required field is most often a typo: name the misspelt field instead.
   for (auto it = j_.begin(); it != j_.end(); ++it) {
-    if (!seen_.count(it.key()) && it.key() != key && edit_distance(it.key(), key) <= 2) {
+    if (!seen_.count(it.key()) && !kKnownFields.count(it.key()) && edit_distance(it.key(), key) <= 2) {
       fail("unknown_field", join_path(path_, it.key()),
            "unknown field \"" + it.key() + "\"; did you mean \"" + key + "\"?");
     }

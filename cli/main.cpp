@@ -116,13 +116,12 @@ int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
       input = doc.dump();
     }
   }
-  std::string out = hapmoe::api::plan(input);
+  std::string out = hapmoe::api::plan(input, nullptr, timing);
   json r = json::parse(out);
   if (!r.value("ok", false)) {
     if (as_json) std::cout << out << "\n";
     return print_error(r);
   }
-  if (!timing) r["stats"].erase("elapsed_ms");
   if (as_json) {
     std::cout << r.dump() << "\n";
     return 0;

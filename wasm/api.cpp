@@ -60,7 +60,7 @@ std::string evaluate(const std::string& text) {
   });
 }
 
-std::string plan(const std::string& text, const ProgressFn& progress) {
+std::string plan(const std::string& text, const ProgressFn& progress, bool include_timing) {
   return guarded([&] {
     const auto s = parse_scenario(text, catalog());
     if (!s) return dump(error_result(s.error()));
@@ -68,7 +68,7 @@ std::string plan(const std::string& text, const ProgressFn& progress) {
     control.progress = progress;
     const auto result = search_plans(*s, control);
     if (!result) return dump(error_result(result.error()));
-    return dump(search_result_to_json(*s, *result));
+    return dump(search_result_to_json(*s, *result, include_timing));
   });
 }
 

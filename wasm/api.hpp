@@ -15,6 +15,8 @@ std::string version();
 std::string presets();
 std::string validate(const std::string& scenario_json);
 std::string evaluate(const std::string& scenario_json);
-std::string plan(const std::string& scenario_json, const ProgressFn& progress = nullptr);
+// include_timing adds stats.elapsed_ms (off by default: the output is then byte-identical).
+std::string plan(const std::string& scenario_json, const ProgressFn& progress = nullptr,
+                 bool include_timing = false);
 
 }  // namespace hapmoe::api

@@ -1,0 +1,62 @@
+// Browser benchmark (headless Chromium, playwright-core): time from page load to the first plan
+// shown for the default preset, and wasm (in the page) vs native search time on the bench
+// scenarios. usage: node bench/wasm_bench.mjs   (needs dist/ and build/hapmoe; scripts/setup build)
+import path from 'node:path';
+import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../scripts/static-server.mjs';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(REPO, 'build/hapmoe');
+const scenarios = [
+  ['mixtral-s', '16-1', 256, 'allgather'], ['mixtral-s', '24-3', 256, 'allgather'], ['mixtral-s', '32-1', 256, 'allgather'],
+  ['mixtral-l', '16-2', 512, 'alltoall'], ['mixtral-l', '32-2', 512, 'alltoall'], ['deepseek-v3', 'mixed-2048', 8192, 'flex'],
+].map(([model, cluster, gbs, d]) => ({ name: `${model} @ ${cluster}`,
+  doc: { format: 'hapmoe.scenario/1', model, cluster, training: { global_batch_size: gbs, seq_length: 4096, moe_token_dispatcher_type: d } } }));
+
+function nativeMs(doc) {  // best of 3, search time as the core reports it
+  const file = path.join(fs.mkdtempSync('/tmp/hapmoe-bench-'), 's.json');
+  fs.writeFileSync(file, JSON.stringify(doc));
+  let best = Infinity;
+  for (let i = 0; i < 3; ++i) {
+    const r = JSON.parse(execFileSync(CLI, ['plan', file, '--json', '--timing'], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+    best = Math.min(best, r.stats.elapsed_ms);
+  }
+  return best;
+}
+
+const server = await startServer([path.join(REPO, 'dist')]);
+const browser = await chromium.launch({ executablePath: process.env.HAPMOE_CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+try {
+  const page = await browser.newPage();
+  const t0 = Date.now();
+  await page.goto(`${server.url}/`);
+  await page.waitForFunction(() => document.querySelectorAll('.plans-table tbody tr, table tbody tr').length > 0 &&
+    /--tensor-model-parallel-size/.test(document.body.textContent), null, { timeout: 120_000 });
+  console.log(`page load -> first plan shown (default preset): ${Date.now() - t0} ms`);
+  // The page's CSP keeps wasm in its worker; time the module on a blank same-origin page.
+  const bench = await browser.newPage();
+  await bench.route(`${server.url}/__bench.html`, (r) => r.fulfill({ body: '<!doctype html><title>bench</title>', contentType: 'text/html' }));
+  await bench.goto(`${server.url}/__bench.html`);
+  await bench.addScriptTag({ url: `${server.url}/hapmoe.js` });
+  await bench.evaluate(async () => { window.M = await createHapmoe(); });
+  console.log('scenario                     native_ms    wasm_ms   wasm/native');
+  let worst = 0;
+  for (const s of scenarios) {
+    const native = nativeMs(s.doc);
+    const wasm = await bench.evaluate((text) => {
+      let best = Infinity;
+      for (let i = 0; i < 3; ++i) { const t = performance.now(); window.M.planQuiet(text); best = Math.min(best, performance.now() - t); }
+      return best;
+    }, JSON.stringify(s.doc));
+    worst = Math.max(worst, wasm / native);
+    console.log(`${s.name.padEnd(28)} ${native.toFixed(1).padStart(9)} ${wasm.toFixed(1).padStart(10)} ${(wasm / native).toFixed(2).padStart(10)}x`);
+  }
+  console.log(`worst wasm/native ratio: ${worst.toFixed(2)}x (target <= 1.6x)`);
+} finally {
+  await browser.close();
+  await server.close();
+}

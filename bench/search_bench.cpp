@@ -14,6 +14,7 @@
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "hapmoe/search.hpp"
+#include "brute_force.hpp"
 
 using namespace hapmoe;
 using nlohmann::json;
@@ -22,57 +23,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-double compositions(int n, int k) {  // C(n-1, k-1)
-  double c = 1;
-  for (int i = 1; i < k; ++i) c = c * (n - i) / i;
-  return c;
-}
-
-// Brute force over the same space; returns best objective (or -1 if over budget).
-double brute_force(const Scenario& s, double budget, double* splits_out) {
-  std::map<std::string, long long> pruned;
-  const auto cands = enumerate_candidates(s, &pruned);
-  double splits = 0;
-  for (const auto& c : cands) splits += compositions(s.model.num_layers, c.mesh.pp);
-  *splits_out = splits;
-  if (splits > budget) return -1;
-  std::map<std::tuple<int, int, int, int, int, int, int>, std::unique_ptr<StageCostModel>> models;
-  std::map<int, ModelShape> shapes;
-  double best = 1e300;
-  for (const auto& c : cands) {
-    SplitProblem p;
-    p.mesh = c.mesh;
-    for (int g : c.stage_groups) {
-      auto key = std::make_tuple(c.mesh.tp, c.mesh.cp, c.mesh.ep, c.mesh.etp, c.mesh.micro_batch_size,
-                                 static_cast<int>(c.mesh.recompute), g);
-      if (!models.count(key)) {
-        if (!shapes.count(c.mesh.tp)) shapes.emplace(c.mesh.tp, derive_model_shape(s.model, c.mesh.tp));
-        models[key] = std::make_unique<StageCostModel>(s, shapes.at(c.mesh.tp), c.mesh, g);
-      }
-      p.stage_models.push_back(models[key].get());
-    }
-    p.links = stage_links(s.cluster, c.mesh.stage_gpus(), c.stage_groups);
-    p.num_layers = s.model.num_layers;
-    p.num_microbatches = num_microbatches(s.training, c.mesh);
-    p.vpp = c.mesh.vpp;
-    std::vector<int> v(c.mesh.pp, 1);
-    SplitCounters k;
-    std::function<void(int, int)> rec = [&](int i, int left) {
-      if (i == c.mesh.pp - 1) {
-        v[i] = left;
-        if (auto obj = split_objective(p, v, &k)) best = std::min(best, *obj);
-        return;
-      }
-      for (int n = 1; n <= left - (c.mesh.pp - i - 1); ++n) {
-        v[i] = n;
-        rec(i + 1, left - n);
-      }
-    };
-    rec(0, s.model.num_layers);
-  }
-  return best;
-}
 
 }  // namespace
 
@@ -112,7 +62,7 @@ int main(int argc, char** argv) {
     if (c.model != "deepseek-v3") worst_paper_ms = std::max(worst_paper_ms, ms);
     double splits = 0;
     const auto tb = Clock::now();
-    const double brute = brute_force(*s, budget, &splits);
+    const double brute = testing::brute_force_best(*s, budget, &splits);
     const double brute_ms = ms_since(tb);
     char brute_col[32], ratio_col[32];
     if (brute < 0) {

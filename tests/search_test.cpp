@@ -10,6 +10,7 @@
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "hapmoe/search.hpp"
+#include "brute_force.hpp"
 
 using namespace hapmoe;
 using nlohmann::json;
@@ -19,54 +20,6 @@ namespace {
 const PresetCatalog& presets() {
   static const PresetCatalog c = load_builtin_presets();
   return c;
-}
-
-// Every composition of `layers` into `parts` positive parts.
-void for_each_split(int layers, int parts, const std::function<void(const std::vector<int>&)>& f) {
-  std::vector<int> v(parts, 1);
-  std::function<void(int, int)> rec = [&](int i, int left) {
-    if (i == parts - 1) {
-      v[i] = left;
-      f(v);
-      return;
-    }
-    for (int n = 1; n <= left - (parts - i - 1); ++n) {
-      v[i] = n;
-      rec(i + 1, left - n);
-    }
-  };
-  rec(0, layers);
-}
-
-// Brute force: every candidate of the space, every layer split, same objective.
-double brute_force_best(const Scenario& s) {
-  std::map<std::string, long long> pruned;
-  const auto candidates = enumerate_candidates(s, &pruned);
-  std::map<std::tuple<int, int, int, int, int, int, int>, std::unique_ptr<StageCostModel>> models;
-  std::map<int, ModelShape> shapes;
-  double best = 1e300;
-  for (const auto& c : candidates) {
-    SplitProblem p;
-    p.mesh = c.mesh;
-    for (int g : c.stage_groups) {
-      auto key = std::make_tuple(c.mesh.tp, c.mesh.cp, c.mesh.ep, c.mesh.etp, c.mesh.micro_batch_size,
-                                 static_cast<int>(c.mesh.recompute), g);
-      if (!models.count(key)) {
-        if (!shapes.count(c.mesh.tp)) shapes.emplace(c.mesh.tp, derive_model_shape(s.model, c.mesh.tp));
-        models[key] = std::make_unique<StageCostModel>(s, shapes.at(c.mesh.tp), c.mesh, g);
-      }
-      p.stage_models.push_back(models[key].get());
-    }
-    p.links = stage_links(s.cluster, c.mesh.stage_gpus(), c.stage_groups);
-    p.num_layers = s.model.num_layers;
-    p.num_microbatches = num_microbatches(s.training, c.mesh);
-    p.vpp = c.mesh.vpp;
-    SplitCounters k;
-    for_each_split(s.model.num_layers, c.mesh.pp, [&](const std::vector<int>& split) {
-      if (auto obj = split_objective(p, split, &k)) best = std::min(best, *obj);
-    });
-  }
-  return best;
 }
 
 json random_instance(std::mt19937& rng) {
@@ -114,7 +67,7 @@ TEST_CASE("pruned search returns the brute-force optimum on 200 generated instan
     REQUIRE_MESSAGE(s.ok(), s.error().field << ": " << s.error().message);
     const auto r = search_plans(*s);
     REQUIRE(r.ok());
-    const double brute = brute_force_best(*s);
+    const double brute = testing::brute_force_best(*s);
     if (brute >= 1e300) {
       CHECK_MESSAGE(r->plans.empty(), doc.dump());
       CHECK(r->diagnosis.has_value());

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "fixtures.hpp"
 #include "hapmoe/cost_comm.hpp"
 #include "hapmoe/cost_compute.hpp"
 #include "hapmoe/cost_memory.hpp"
@@ -47,23 +48,7 @@ hapmoe::GpuSpec no_fp8_gpu() {
   return g;
 }
 
-// h 64, 4 heads of 16, 2 query groups, F 128 (SwiGLU), 8 experts top-2 of width 32, 2 layers.
-hapmoe::ModelSpec small_moe() {
-  hapmoe::ModelSpec m;
-  m.num_layers = 2;
-  m.hidden_size = 64;
-  m.ffn_hidden_size = 128;
-  m.num_attention_heads = 4;
-  m.num_query_groups = 2;
-  m.kv_channels = 16;
-  m.vocab_size = 1000;
-  m.swiglu = true;
-  m.num_experts = 8;
-  m.moe_router_topk = 2;
-  m.moe_ffn_hidden_size = 32;
-  m.moe_layer_freq = {0, 1};  // layer 0 dense, layer 1 MoE
-  return m;
-}
+hapmoe::ModelSpec small_moe() { return hapmoe::testing::tiny_moe_model(); }
 
 hapmoe::ActivationInputs inputs_100_tp2() {
   hapmoe::ActivationInputs in;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fixtures.hpp"
 #include "hapmoe/model_shape.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
@@ -267,15 +268,7 @@ TEST_CASE("megatron_model_flops matches Megatron-LM num_floating_point_operation
 
 TEST_CASE("megatron_model_flops of a tiny dense GQA model, by hand") {
   // h 64, 4 heads of 16, 2 query groups, F 128 (SwiGLU), 2 layers, vocab 1000.
-  ModelSpec m;
-  m.num_layers = 2;
-  m.hidden_size = 64;
-  m.ffn_hidden_size = 128;
-  m.num_attention_heads = 4;
-  m.num_query_groups = 2;
-  m.kv_channels = 16;
-  m.vocab_size = 1000;
-  m.swiglu = true;
+  ModelSpec m = hapmoe::testing::tiny_dense_model();
   // Global batch 2 x 32 tokens: T = 64, S2 = 2 x 32^2 = 2048. TP 1: V = 1024 (8 x 128).
   //   attention linear / layer: 6 (64 (64 + 32 + 32) + 64 x 64) = 6 x 12,288 =  73,728
   //   MLP / layer:              6 x 64 x 128 x 3                   = 147,456

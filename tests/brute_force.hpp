@@ -4,8 +4,6 @@
 
 #include <functional>
 #include <map>
-#include <memory>
-#include <tuple>
 
 #include "hapmoe/layer_split_dp.hpp"
 #include "hapmoe/search.hpp"
@@ -27,25 +25,10 @@ inline double brute_force_best(const Scenario& s, double budget = 1e300, double*
   for (const auto& c : candidates) total += compositions(s.model.num_layers, c.mesh.pp);
   if (splits) *splits = total;
   if (total > budget) return -1;
-  std::map<std::tuple<int, int, int, int, int, int, int>, std::unique_ptr<StageCostModel>> models;
-  std::map<int, ModelShape> shapes;
+  StageModelCache cache(s);
   double best = 1e300;
   for (const auto& c : candidates) {
-    SplitProblem p;
-    p.mesh = c.mesh;
-    for (int g : c.stage_groups) {
-      auto key = std::make_tuple(c.mesh.tp, c.mesh.cp, c.mesh.ep, c.mesh.etp, c.mesh.micro_batch_size,
-                                 static_cast<int>(c.mesh.recompute), g);
-      if (!models.count(key)) {
-        if (!shapes.count(c.mesh.tp)) shapes.emplace(c.mesh.tp, derive_model_shape(s.model, c.mesh.tp));
-        models[key] = std::make_unique<StageCostModel>(s, shapes.at(c.mesh.tp), c.mesh, g);
-      }
-      p.stage_models.push_back(models[key].get());
-    }
-    p.links = stage_links(s.cluster, c.mesh.stage_gpus(), c.stage_groups);
-    p.num_layers = s.model.num_layers;
-    p.num_microbatches = num_microbatches(s.training, c.mesh);
-    p.vpp = c.mesh.vpp;
+    const SplitProblem p = make_split_problem(s, c, cache);
     std::vector<int> v(c.mesh.pp, 1);
     SplitCounters k;
     std::function<void(int, int)> rec = [&](int i, int left) {

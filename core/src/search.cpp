@@ -18,6 +18,30 @@ namespace hapmoe {
 
 using nlohmann::json;
 
+const StageCostModel* StageModelCache::get(const Mesh& mesh, int group) {
+  const auto key = std::make_tuple(mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size,
+                                   static_cast<int>(mesh.recompute), group);
+  auto it = models_.find(key);
+  if (it != models_.end()) return it->second.get();
+  auto shape_it = shapes_.find(mesh.tp);
+  if (shape_it == shapes_.end()) shape_it = shapes_.emplace(mesh.tp, derive_model_shape(s_.model, mesh.tp)).first;
+  auto model = std::make_unique<StageCostModel>(s_, shape_it->second, mesh, group);
+  const StageCostModel* ptr = model.get();
+  models_.emplace(key, std::move(model));
+  return ptr;
+}
+
+SplitProblem make_split_problem(const Scenario& s, const Candidate& c, StageModelCache& cache) {
+  SplitProblem p;
+  p.mesh = c.mesh;
+  for (int g : c.stage_groups) p.stage_models.push_back(cache.get(c.mesh, g));
+  p.links = stage_links(s.cluster, c.mesh.stage_gpus(), c.stage_groups);
+  p.num_layers = s.model.num_layers;
+  p.num_microbatches = num_microbatches(s.training, c.mesh);
+  p.vpp = c.mesh.vpp;
+  return p;
+}
+
 std::string plan_key(const PlanSpec& p) {
   std::ostringstream o;
   o << p.tp << "," << p.cp << "," << p.pp << "," << p.dp << "," << p.ep << "," << p.etp << ","
@@ -27,29 +51,6 @@ std::string plan_key(const PlanSpec& p) {
 }
 
 namespace {
-
-// StageCostModels shared by every candidate with the same layer-level mesh fields and group.
-class ModelCache {
- public:
-  explicit ModelCache(const Scenario& s) : s_(s) {}
-  const StageCostModel* get(const Mesh& mesh, int group) {
-    const auto key = std::make_tuple(mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size,
-                                     static_cast<int>(mesh.recompute), group);
-    auto it = models_.find(key);
-    if (it != models_.end()) return it->second.get();
-    auto shape_it = shapes_.find(mesh.tp);
-    if (shape_it == shapes_.end()) shape_it = shapes_.emplace(mesh.tp, derive_model_shape(s_.model, mesh.tp)).first;
-    auto model = std::make_unique<StageCostModel>(s_, shape_it->second, mesh, group);
-    const StageCostModel* ptr = model.get();
-    models_.emplace(key, std::move(model));
-    return ptr;
-  }
-
- private:
-  const Scenario& s_;
-  std::map<int, ModelShape> shapes_;
-  std::map<std::tuple<int, int, int, int, int, int, int>, std::unique_ptr<StageCostModel>> models_;
-};
 
 PlanSpec make_plan(const Scenario& s, const Candidate& c, const std::vector<int>& layers) {
   PlanSpec p;
@@ -63,15 +64,11 @@ PlanSpec make_plan(const Scenario& s, const Candidate& c, const std::vector<int>
   return p;
 }
 
-SplitProblem make_problem(const Scenario& s, const Candidate& c, ModelCache& cache) {
-  SplitProblem p;
-  p.mesh = c.mesh;
-  for (int g : c.stage_groups) p.stage_models.push_back(cache.get(c.mesh, g));
-  p.links = stage_links(s.cluster, c.mesh.stage_gpus(), c.stage_groups);
-  p.num_layers = s.model.num_layers;
-  p.num_microbatches = num_microbatches(s.training, c.mesh);
-  p.vpp = c.mesh.vpp;
-  return p;
+// Costs a plan whose stages are those of split problem p (same stage cost models).
+PlanEvaluation evaluate_problem(const Scenario& s, const SplitProblem& p, const PlanSpec& plan) {
+  std::vector<const StageCostModel*> models(s.cluster.groups.size(), nullptr);
+  for (size_t i = 0; i < plan.stages.size(); ++i) models[plan.stages[i].group] = p.stage_models[i];
+  return evaluate_with_models(s, plan, models);
 }
 
 std::vector<int> even_split(int layers, int stages) {
@@ -178,13 +175,13 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   SearchStats& st = r.stats;
   const std::vector<Candidate> candidates = enumerate_candidates(s, &st.pruned);
   st.candidates = static_cast<long long>(candidates.size());
-  ModelCache cache(s);
+  StageModelCache cache(s);
 
   // Lower bounds and static memory first; then candidates in bound order.
   std::vector<std::pair<double, size_t>> order;
   double min_shortfall = -1;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    const SplitProblem p = make_problem(s, candidates[i], cache);
+    const SplitProblem p = make_split_problem(s, candidates[i], cache);
     double shortfall = 0;
     if (!static_memory_fits(p, &shortfall)) {
       ++st.pruned["memory_bound"];
@@ -212,7 +209,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
       break;
     }
     const Candidate& c = candidates[idx];
-    SplitProblem p = make_problem(s, c, cache);
+    SplitProblem p = make_split_problem(s, c, cache);
     p.incumbent_s = threshold();
     ++st.evaluated;
     std::optional<SplitResult> split;
@@ -224,9 +221,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
     }
     if (!split) continue;
     PlanSpec plan = make_plan(s, c, split->layers);
-    std::vector<const StageCostModel*> models(s.cluster.groups.size(), nullptr);
-    for (size_t i = 0; i < c.stage_groups.size(); ++i) models[c.stage_groups[i]] = p.stage_models[i];
-    Ranked cand{split->objective_s, plan_key(plan), evaluate_with_models(s, plan, models)};
+    Ranked cand{split->objective_s, plan_key(plan), evaluate_problem(s, p, plan)};
     best.insert(std::upper_bound(best.begin(), best.end(), cand, better), std::move(cand));
     if (best.size() > top_k) best.pop_back();
   }
@@ -248,7 +243,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
     for (const auto& [lb, idx] : order) {
       if (uni && lb >= uni->objective) break;
       const Candidate& c = candidates[idx];
-      SplitProblem p = make_problem(s, c, cache);
+      SplitProblem p = make_split_problem(s, c, cache);
       const std::vector<int> layers = even_split(s.model.num_layers, c.mesh.pp);
       SplitCounters k;
       const auto obj = split_objective(p, layers, &k);
@@ -256,9 +251,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
       PlanSpec plan = make_plan(s, c, layers);
       Ranked cand{*obj, plan_key(plan), PlanEvaluation{}};
       if (!uni || better(cand, *uni)) {
-        std::vector<const StageCostModel*> models(s.cluster.groups.size(), nullptr);
-        for (size_t i = 0; i < c.stage_groups.size(); ++i) models[c.stage_groups[i]] = p.stage_models[i];
-        cand.ev = evaluate_with_models(s, plan, models);
+        cand.ev = evaluate_problem(s, p, plan);
         uni = std::move(cand);
       }
     }
@@ -274,7 +267,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
     for (auto& g : blind.groups) g.gpu = s.cluster.groups[major].gpu;
     Scenario blind_s = s;
     blind_s.cluster = blind;
-    ModelCache blind_cache(blind_s);
+    StageModelCache blind_cache(blind_s);
     std::optional<Ranked> pick;
     double pick_blind = 1e300;
     for (const auto& [lb, idx] : order) {
@@ -285,17 +278,15 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
       if (!identity || used.size() != s.cluster.groups.size()) continue;
       const std::vector<int> layers = even_split(s.model.num_layers, c.mesh.pp);
       SplitCounters k;
-      SplitProblem bp = make_problem(blind_s, c, blind_cache);
+      SplitProblem bp = make_split_problem(blind_s, c, blind_cache);
       const auto blind_obj = split_objective(bp, layers, &k);
       if (!blind_obj || *blind_obj > pick_blind) continue;
-      SplitProblem p = make_problem(s, c, cache);
+      SplitProblem p = make_split_problem(s, c, cache);
       const auto real = split_objective(p, layers, &k);
       if (!real) continue;
       PlanSpec plan = make_plan(s, c, layers);
       if (*blind_obj == pick_blind && pick && plan_key(plan) >= pick->key) continue;
-      std::vector<const StageCostModel*> models(s.cluster.groups.size(), nullptr);
-      for (size_t i = 0; i < c.stage_groups.size(); ++i) models[c.stage_groups[i]] = p.stage_models[i];
-      pick = Ranked{*real, plan_key(plan), evaluate_with_models(s, plan, models)};
+      pick = Ranked{*real, plan_key(plan), evaluate_problem(s, p, plan)};
       pick_blind = *blind_obj;
     }
     if (pick) r.megatron_default = Baseline{pick->ev, pick->ev.metrics.iteration_time_s / best_time};

@@ -158,7 +158,7 @@ double ep_comm_fwd_s(const LayerContext& c) {
   if (c.t.moe_token_dispatcher_type == Dispatcher::kAllgather) {
     const long long n = static_cast<long long>(c.mesh.tp) * ep;
     const Link link = group_link(c.g, n * c.mesh.cp);
-    t = 2 * ring_collective_time_s(c.tok / c.mesh.tp * c.mesh.tp * ep * h * kBf16, n, link);
+    t = 2 * ring_collective_time_s(c.tok * ep * h * kBf16, n, link);  // tok/tp tokens from each of tp x ep ranks
   } else if (ep > 1) {
     // Across nodes a token travels once per distinct remote node and fans out inside it
     // (hierarchical dispatch; DESIGN.md "What moves MoE step time most").

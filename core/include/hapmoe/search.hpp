@@ -7,14 +7,17 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "hapmoe/error.hpp"
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/layer_split_dp.hpp"
 
 namespace hapmoe {
 
@@ -60,6 +63,21 @@ struct Candidate {
 // Every candidate of the search space that passes the Megatron mesh rules, in the search's
 // deterministic order. Rule rejections are counted into `pruned`.
 std::vector<Candidate> enumerate_candidates(const Scenario& s, std::map<std::string, long long>* pruned);
+
+// StageCostModels shared by every candidate with the same layer-level mesh fields and group.
+class StageModelCache {
+ public:
+  explicit StageModelCache(const Scenario& s) : s_(s) {}
+  const StageCostModel* get(const Mesh& mesh, int group);
+
+ private:
+  const Scenario& s_;
+  std::map<int, ModelShape> shapes_;
+  std::map<std::tuple<int, int, int, int, int, int, int>, std::unique_ptr<StageCostModel>> models_;
+};
+
+// The layer-split problem of one candidate: its stages' cost models, links and schedule sizes.
+SplitProblem make_split_problem(const Scenario& s, const Candidate& c, StageModelCache& cache);
 
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control = {});
 

@@ -77,23 +77,35 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
     const int stages_after = pp - i - 1;
     for (int j = i; j <= L - (pp - i); ++j) {
       const std::vector<Label>& here = states[i][j];
+      // Stage i over layers [j, j + n) does not depend on the label: cost each n once per state
+      // (per_microbatch, tail), computed as far as some label needs it.
+      std::vector<std::pair<double, double>> costs;
+      int fits_up_to = L + 1;  // first n that does not fit (peak memory only grows with n)
+      const int max_n = L - j - stages_after;
       for (int li = 0; li < static_cast<int>(here.size()); ++li) {
         const Label& lab = here[li];
         if (bound(lab, i, j) >= p.incumbent_s) {
           ++k->lower_bound;
           continue;
         }
-        const int max_n = L - j - stages_after;
         for (int n = 1; n <= max_n; ++n) {
-          const StageCost c = p.stage_models[i]->cost(i, j, n, p.links[i], p.mesh);
-          ++k->stage_costs;
-          if (!c.fits()) {  // peak memory only grows with n
+          if (n >= fits_up_to) {
             k->memory += max_n - n + 1;
-            note_shortfall(k, c);
             break;
           }
-          Label next{lab.sum_c + c.per_microbatch_s(), std::max(lab.max_c, c.per_microbatch_s()),
-                     std::max(lab.max_tail, c.tail_s()), j, li};
+          if (n > static_cast<int>(costs.size())) {
+            const StageCost c = p.stage_models[i]->cost(i, j, n, p.links[i], p.mesh);
+            ++k->stage_costs;
+            if (!c.fits()) {
+              fits_up_to = n;
+              k->memory += max_n - n + 1;
+              note_shortfall(k, c);
+              break;
+            }
+            costs.emplace_back(c.per_microbatch_s(), c.tail_s());
+          }
+          const auto [c_mb, c_tail] = costs[n - 1];
+          Label next{lab.sum_c + c_mb, std::max(lab.max_c, c_mb), std::max(lab.max_tail, c_tail), j, li};
           // Non-decreasing in n (the stage only gets slower), so every larger n fails too.
           const double grows = iteration_time_s(next.sum_c + suffix_min[j + n], next.max_c, lab.max_tail,
                                                 p.num_microbatches, p.vpp);

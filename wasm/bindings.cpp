@@ -11,6 +11,7 @@ std::string plan_with_progress(const std::string& scenario, emscripten::val prog
   });
 }
 std::string plan_plain(const std::string& scenario) { return hapmoe::api::plan(scenario); }
+std::string plan_timed(const std::string& scenario) { return hapmoe::api::plan(scenario, nullptr, true); }
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(hapmoe) {
@@ -20,4 +21,5 @@ EMSCRIPTEN_BINDINGS(hapmoe) {
   emscripten::function("evaluate", &hapmoe::api::evaluate);
   emscripten::function("plan", &plan_with_progress);
   emscripten::function("planQuiet", &plan_plain);
+  emscripten::function("planTimed", &plan_timed);  // adds stats.elapsed_ms (benchmarks)
 }

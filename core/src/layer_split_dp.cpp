@@ -18,6 +18,19 @@ bool dominates(const Label& a, const Label& b) {
   return a.sum_c <= b.sum_c && a.max_c <= b.max_c && a.max_tail <= b.max_tail;
 }
 
+}  // namespace
+
+struct SplitScratch::Buffers {
+  std::vector<std::vector<Label>> states;  // (stage, layers) -> labels, flattened
+  std::vector<double> layer_min, suffix_min;
+  std::vector<std::pair<double, double>> costs;
+};
+
+SplitScratch::SplitScratch() : buffers_(std::make_unique<Buffers>()) {}
+SplitScratch::~SplitScratch() = default;
+
+namespace {
+
 void note_shortfall(SplitCounters* k, const StageCost& c) {
   const double over = c.peak_bytes() - c.capacity_bytes;
   if (k->min_shortfall_bytes < 0 || over < k->min_shortfall_bytes) k->min_shortfall_bytes = over;
@@ -48,16 +61,21 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
   const int pp = static_cast<int>(p.stage_models.size());
   const int L = p.num_layers;
   if (pp < 1 || L < pp) return std::nullopt;
+  SplitScratch local;
+  SplitScratch::Buffers& buf = p.scratch ? p.scratch->buffers() : local.buffers();
   // Lower bound on the per-micro-batch time still to come: cheapest cost of each remaining
   // layer over the remaining stages' GPU types (compute + communication, no extras).
-  std::vector<double> layer_min(L, std::numeric_limits<double>::max());
-  for (int l = 0; l < L; ++l) {
-    for (const StageCostModel* m : p.stage_models) {
-      const LayerCost& c = m->layer(l);
+  std::vector<double>& layer_min = buf.layer_min;
+  layer_min.assign(L, std::numeric_limits<double>::max());
+  for (size_t i = 0; i < p.stage_models.size(); ++i) {
+    if (i > 0 && p.stage_models[i] == p.stage_models[i - 1]) continue;  // same model, same costs
+    for (int l = 0; l < L; ++l) {
+      const LayerCost& c = p.stage_models[i]->layer(l);
       layer_min[l] = std::min(layer_min[l], c.fwd_s + c.bwd_s + c.tp_s + c.cp_s + c.ep_s);
     }
   }
-  std::vector<double> suffix_min(L + 1, 0.0);
+  std::vector<double>& suffix_min = buf.suffix_min;
+  suffix_min.assign(L + 1, 0.0);
   for (int l = L - 1; l >= 0; --l) suffix_min[l] = suffix_min[l + 1] + layer_min[l];
   auto bound = [&](const Label& lab, int stage_done, int layers_done) {
     const int left = pp - stage_done;
@@ -70,16 +88,21 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
     return iteration_time_s(sum_c, max_c, lab.max_tail, p.num_microbatches, p.vpp);
   };
 
-  // states[i][j]: labels after i stages covering layers [0, j)
-  std::vector<std::vector<std::vector<Label>>> states(pp + 1, std::vector<std::vector<Label>>(L + 1));
-  states[0][0].push_back({0, 0, 0, -1, -1});
+  // state(i, j): labels after i stages covering layers [0, j)
+  std::vector<std::vector<Label>>& states = buf.states;
+  const size_t num_states = static_cast<size_t>(pp + 1) * (L + 1);
+  if (states.size() < num_states) states.resize(num_states);
+  for (size_t x = 0; x < num_states; ++x) states[x].clear();
+  auto state = [&](int i, int j) -> std::vector<Label>& { return states[static_cast<size_t>(i) * (L + 1) + j]; };
+  state(0, 0).push_back({0, 0, 0, -1, -1});
   for (int i = 0; i < pp; ++i) {
     const int stages_after = pp - i - 1;
     for (int j = i; j <= L - (pp - i); ++j) {
-      const std::vector<Label>& here = states[i][j];
+      const std::vector<Label>& here = state(i, j);
       // Stage i over layers [j, j + n) does not depend on the label: cost each n once per state
       // (per_microbatch, tail), computed as far as some label needs it.
-      std::vector<std::pair<double, double>> costs;
+      std::vector<std::pair<double, double>>& costs = buf.costs;
+      costs.clear();
       int fits_up_to = L + 1;  // first n that does not fit (peak memory only grows with n)
       const int max_n = L - j - stages_after;
       for (int li = 0; li < static_cast<int>(here.size()); ++li) {
@@ -117,7 +140,7 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
             ++k->lower_bound;
             continue;
           }
-          std::vector<Label>& there = states[i + 1][j + n];
+          std::vector<Label>& there = state(i + 1, j + n);
           bool dominated = false;
           for (const Label& o : there) {
             if (dominates(o, next)) {
@@ -139,7 +162,7 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
       }
     }
   }
-  const std::vector<Label>& final_labels = states[pp][L];
+  const std::vector<Label>& final_labels = state(pp, L);
   int best = -1;
   double best_obj = p.incumbent_s;
   for (int li = 0; li < static_cast<int>(final_labels.size()); ++li) {
@@ -156,7 +179,7 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
   r.layers.assign(pp, 0);
   int j = L, li = best;
   for (int i = pp; i > 0; --i) {
-    const Label& lab = states[i][j][li];
+    const Label& lab = state(i, j)[li];
     r.layers[i - 1] = j - lab.prev_layers;
     li = lab.prev_label;
     j = lab.prev_layers;

@@ -4,11 +4,6 @@
 
 namespace hapmoe {
 
-double iteration_time_s(double sum_c, double max_c, double max_tail, long long num_microbatches, int vpp) {
-  const double v = vpp;
-  return sum_c / v + (static_cast<double>(num_microbatches) - 1 / v) * max_c + max_tail;
-}
-
 PipelineTime pipeline_time(const std::vector<double>& c, const std::vector<double>& tail,
                            long long num_microbatches, int vpp) {
   PipelineTime t;

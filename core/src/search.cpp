@@ -10,13 +10,10 @@
 #include <tuple>
 
 #include "hapmoe/layer_split_dp.hpp"
-#include "hapmoe/result_io.hpp"
 #include "hapmoe/rules.hpp"
-#include "hapmoe/scenario_io.hpp"
 
 namespace hapmoe {
 
-using nlohmann::json;
 
 const StageCostModel* StageModelCache::get(const Mesh& mesh, int group) {
   const auto key = std::make_tuple(mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size,
@@ -34,7 +31,11 @@ const StageCostModel* StageModelCache::get(const Mesh& mesh, int group) {
 SplitProblem make_split_problem(const Scenario& s, const Candidate& c, StageModelCache& cache) {
   SplitProblem p;
   p.mesh = c.mesh;
-  for (int g : c.stage_groups) p.stage_models.push_back(cache.get(c.mesh, g));
+  p.stage_models.reserve(c.stage_groups.size());
+  for (size_t i = 0; i < c.stage_groups.size(); ++i) {  // stages of one group are contiguous
+    const bool same = i > 0 && c.stage_groups[i] == c.stage_groups[i - 1];
+    p.stage_models.push_back(same ? p.stage_models.back() : cache.get(c.mesh, c.stage_groups[i]));
+  }
   p.links = stage_links(s.cluster, c.mesh.stage_gpus(), c.stage_groups);
   p.num_layers = s.model.num_layers;
   p.num_microbatches = num_microbatches(s.training, c.mesh);
@@ -43,11 +44,11 @@ SplitProblem make_split_problem(const Scenario& s, const Candidate& c, StageMode
 }
 
 std::string plan_key(const PlanSpec& p) {
-  std::ostringstream o;
-  o << p.tp << "," << p.cp << "," << p.pp << "," << p.dp << "," << p.ep << "," << p.etp << ","
-    << p.vpp << "," << p.micro_batch_size << "," << to_string(p.stages.empty() ? Recompute::kNone : p.stages[0].recompute);
-  for (const auto& st : p.stages) o << "|" << st.group << ":" << st.layers;
-  return o.str();
+  std::string k;
+  for (int v : {p.tp, p.cp, p.pp, p.dp, p.ep, p.etp, p.vpp, p.micro_batch_size}) k += std::to_string(v) + ",";
+  k += to_string(p.stages.empty() ? Recompute::kNone : p.stages[0].recompute);
+  for (const auto& st : p.stages) k += "|" + std::to_string(st.group) + ":" + std::to_string(st.layers);
+  return k;
 }
 
 namespace {
@@ -77,37 +78,55 @@ std::vector<int> even_split(int layers, int stages) {
   return v;
 }
 
+// What the bounds need from a set of stage cost models (one per GPU type used), computed once
+// per distinct set: the sum over layers of the cheapest per-micro-batch layer time, and the
+// parameters of all layers on one GPU (they do not depend on the GPU type).
+struct LayerTotals {
+  double min_time_s = 0;
+  double dense_params = 0, expert_params = 0;
+};
+
+class BoundCache {
+ public:
+  const LayerTotals& get(const std::vector<const StageCostModel*>& models, int num_layers) {
+    auto it = totals_.find(models);
+    if (it != totals_.end()) return it->second;
+    LayerTotals t;
+    for (int l = 0; l < num_layers; ++l) {
+      double best = 1e300;
+      for (const StageCostModel* m : models) {
+        const LayerCost& c = m->layer(l);
+        best = std::min(best, c.fwd_s + c.bwd_s + c.tp_s + c.cp_s + c.ep_s);
+      }
+      t.min_time_s += best;
+      t.dense_params += models.front()->layer(l).dense_params;
+      t.expert_params += models.front()->layer(l).expert_params;
+    }
+    return totals_.emplace(models, t).first->second;
+  }
+
+ private:
+  std::map<std::vector<const StageCostModel*>, LayerTotals> totals_;
+};
+
 // m x (sum over layers of the cheapest per-micro-batch layer time) / pp: a lower bound on the
 // iteration time of any split of this candidate (T >= m max c >= m sum c / pp).
-double candidate_lower_bound(const SplitProblem& p) {
-  double sum = 0;
-  for (int l = 0; l < p.num_layers; ++l) {
-    double best = 1e300;
-    for (const StageCostModel* m : p.stage_models) {
-      const LayerCost& c = m->layer(l);
-      best = std::min(best, c.fwd_s + c.bwd_s + c.tp_s + c.cp_s + c.ep_s);
-    }
-    sum += best;
-  }
-  return static_cast<double>(p.num_microbatches) * sum / static_cast<double>(p.stage_models.size());
+double candidate_lower_bound(const Scenario& s, const Candidate& c, const LayerTotals& t) {
+  return static_cast<double>(num_microbatches(s.training, c.mesh)) * t.min_time_s /
+         static_cast<double>(c.mesh.pp);
 }
 
-// Weights, gradients and optimizer state of all layers must fit in the stages' free memory.
-bool static_memory_fits(const SplitProblem& p, double* shortfall) {
-  double need = 0, room = 0;
-  for (int i = 0; i < static_cast<int>(p.stage_models.size()); ++i) {
-    const StageCost empty = p.stage_models[i]->cost(i, 0, 0, p.links[i], p.mesh);
-    room += empty.capacity_bytes - empty.reserved_bytes;
+// Weights, gradients and optimizer state of all layers must fit in the stages' free memory
+// (with distributed-optimizer sharding, the most favourable case, so this stays a bound).
+bool static_memory_fits(const Scenario& s, const Candidate& c, const LayerTotals& t, double* shortfall) {
+  double room = 0;
+  for (int g : c.stage_groups) {
+    const GpuSpec& gpu = s.cluster.groups[g].gpu;
+    room += (gpu.memory_gib - gpu.reserved_memory_gib) * kGiB;
   }
-  const StageCostModel* m0 = p.stage_models.front();
-  double dense = 0, expert = 0;
-  for (int l = 0; l < p.num_layers; ++l) {
-    dense += m0->layer(l).dense_params;
-    expert += m0->layer(l).expert_params;
-  }
-  need = weight_memory(dense, expert, static_cast<long long>(p.mesh.dp) * p.mesh.cp, p.mesh.expert_dp(),
-                       true).total();
-  // (distributed-optimizer sharding is the most favourable case, so this stays a bound)
+  const double need = weight_memory(t.dense_params, t.expert_params,
+                                    static_cast<long long>(c.mesh.dp) * c.mesh.cp, c.mesh.expert_dp(), true)
+                          .total();
   *shortfall = need - room;
   return need <= room;
 }
@@ -180,21 +199,31 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   // Lower bounds and static memory first; then candidates in bound order.
   std::vector<std::pair<double, size_t>> order;
   double min_shortfall = -1;
+  BoundCache bounds;
+  std::vector<const StageCostModel*> models;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    const SplitProblem p = make_split_problem(s, candidates[i], cache);
+    const Candidate& c = candidates[i];
+    models.clear();
+    for (int g : c.stage_groups) {
+      const StageCostModel* m = cache.get(c.mesh, g);
+      if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+    }
+    std::sort(models.begin(), models.end());
+    const LayerTotals& totals = bounds.get(models, s.model.num_layers);
     double shortfall = 0;
-    if (!static_memory_fits(p, &shortfall)) {
+    if (!static_memory_fits(s, c, totals, &shortfall)) {
       ++st.pruned["memory_bound"];
       if (min_shortfall < 0 || shortfall < min_shortfall) min_shortfall = shortfall;
       continue;
     }
-    order.emplace_back(candidate_lower_bound(p), i);
+    order.emplace_back(candidate_lower_bound(s, c, totals), i);
   }
   std::sort(order.begin(), order.end());
 
   const size_t top_k = static_cast<size_t>(s.search.top_k);
   std::vector<Ranked> best;  // sorted, at most top_k
   SplitCounters counters;
+  SplitScratch scratch;
   auto threshold = [&]() { return best.size() < top_k ? 1e300 : best.back().objective; };
   size_t done = 0;
   for (const auto& [lb, idx] : order) {
@@ -211,6 +240,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
     const Candidate& c = candidates[idx];
     SplitProblem p = make_split_problem(s, c, cache);
     p.incumbent_s = threshold();
+    p.scratch = &scratch;
     ++st.evaluated;
     std::optional<SplitResult> split;
     if (!s.search.layer_split.empty()) {
@@ -248,6 +278,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
       SplitCounters k;
       const auto obj = split_objective(p, layers, &k);
       if (!obj) continue;
+      if (uni && *obj > uni->objective) continue;  // the key only breaks exact ties
       PlanSpec plan = make_plan(s, c, layers);
       Ranked cand{*obj, plan_key(plan), PlanEvaluation{}};
       if (!uni || better(cand, *uni)) {
@@ -293,32 +324,6 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   }
   st.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;
-}
-
-json search_result_to_json(const Scenario& s, const SearchResult& r, bool include_timing) {
-  json plans = json::array();
-  for (const auto& ev : r.plans) plans.push_back(evaluation_to_json(s, ev));
-  json baselines = json::object();
-  auto baseline = [&](const std::optional<Baseline>& b) -> json {
-    if (!b) return nullptr;
-    json j = evaluation_to_json(s, b->evaluation);
-    j["speedup"] = round_sig(b->speedup);
-    return j;
-  };
-  baselines["megatron_default"] = baseline(r.megatron_default);
-  baselines["uniform"] = baseline(r.uniform);
-  json pruned = json::object();
-  for (const auto& [k, v] : r.stats.pruned) pruned[k] = v;
-  json stats = {{"candidates", r.stats.candidates}, {"evaluated", r.stats.evaluated},
-                {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"cancelled", r.stats.cancelled}};
-  if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);
-  json out = {{"format", kResultFormat}, {"ok", true}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
-  if (r.diagnosis) {
-    out["diagnosis"] = {{"message", r.diagnosis->message},
-                        {"shortfall_gib", round_sig(r.diagnosis->shortfall_gib)},
-                        {"suggestions", r.diagnosis->suggestions}};
-  }
-  return out;
 }
 
 }  // namespace hapmoe

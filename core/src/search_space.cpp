@@ -18,11 +18,12 @@ std::vector<int> or_default(const std::vector<int>& given, std::vector<int> fall
   return given.empty() ? fallback : given;
 }
 
-// Identity of a node group for symmetry: groups with equal signatures are interchangeable.
-std::string group_signature(const NodeGroup& g, int stages) {
+// Identity of a node group for symmetry: groups with equal signatures (and equal stage counts)
+// are interchangeable.
+std::string group_signature(const NodeGroup& g) {
   return g.gpu.id + "|" + g.gpu.name + "|" + std::to_string(g.gpu.memory_gib) + "|" +
          std::to_string(g.gpu.bf16_tflops) + "|" + std::to_string(g.gpus_per_node) + "|" +
-         std::to_string(g.inter_node_gbps) + "|" + std::to_string(stages);
+         std::to_string(g.inter_node_gbps);
 }
 
 void bump(std::map<std::string, long long>* pruned, const std::string& rule, long long n = 1) {
@@ -58,6 +59,8 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, std::map<std::str
   const std::set<int> allowed_pp(sp.pp.begin(), sp.pp.end());
   const int fixed_pp = sp.layer_split.empty() ? 0 : static_cast<int>(sp.layer_split.size());
 
+  std::vector<std::string> group_ids;
+  for (const auto& g : c.groups) group_ids.push_back(group_signature(g));
   std::vector<Candidate> out;
   for (int tp : tps) {
     for (int cp : cps) {
@@ -102,7 +105,7 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, std::map<std::str
           std::sort(used.begin(), used.end());
           do {
             std::vector<std::string> sig;
-            for (int g : used) sig.push_back(group_signature(c.groups[g], k_max[g]));
+            for (int g : used) sig.push_back(group_ids[g] + "|" + std::to_string(k_max[g]));
             if (!seen.insert(sig).second) {
               bump(pruned, "symmetry");
               continue;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,19 @@
 #include "hapmoe/stage_cost.hpp"
 
 namespace hapmoe {
+
+// Buffers best_layer_split reuses from one candidate to the next (fewer allocations; this
+// matters most in wasm, whose allocator is slower). One per search; not shared across threads.
+class SplitScratch {
+ public:
+  SplitScratch();
+  ~SplitScratch();
+  struct Buffers;
+  Buffers& buffers() { return *buffers_; }
+
+ private:
+  std::unique_ptr<Buffers> buffers_;
+};
 
 struct SplitProblem {
   std::vector<const StageCostModel*> stage_models;  // per stage (its group's model)
@@ -21,6 +35,7 @@ struct SplitProblem {
   long long num_microbatches = 1;
   int vpp = 1;
   double incumbent_s = 1e300;  // prune anything that cannot beat this
+  SplitScratch* scratch = nullptr;  // optional reusable buffers
 };
 
 struct SplitCounters {

@@ -8,8 +8,13 @@
 
 namespace hapmoe {
 
-// The objective shared by plan evaluation and the layer-split DP.
-double iteration_time_s(double sum_c, double max_c, double max_tail, long long num_microbatches, int vpp);
+// The objective shared by plan evaluation and the layer-split DP (inline: the DP's bounds call
+// it in their innermost loop).
+inline double iteration_time_s(double sum_c, double max_c, double max_tail, long long num_microbatches,
+                               int vpp) {
+  const double v = vpp;
+  return sum_c / v + (static_cast<double>(num_microbatches) - 1 / v) * max_c + max_tail;
+}
 
 struct PipelineTime {
   double pipeline_s = 0;  // forward/backward schedule incl. bubbles

@@ -1,0 +1,36 @@
+// Result JSON of a search (kept apart from the search loops, which build without exception
+// support in wasm).
+#include "hapmoe/result_io.hpp"
+#include "hapmoe/search.hpp"
+
+namespace hapmoe {
+
+using nlohmann::json;
+
+json search_result_to_json(const Scenario& s, const SearchResult& r, bool include_timing) {
+  json plans = json::array();
+  for (const auto& ev : r.plans) plans.push_back(evaluation_to_json(s, ev));
+  json baselines = json::object();
+  auto baseline = [&](const std::optional<Baseline>& b) -> json {
+    if (!b) return nullptr;
+    json j = evaluation_to_json(s, b->evaluation);
+    j["speedup"] = round_sig(b->speedup);
+    return j;
+  };
+  baselines["megatron_default"] = baseline(r.megatron_default);
+  baselines["uniform"] = baseline(r.uniform);
+  json pruned = json::object();
+  for (const auto& [k, v] : r.stats.pruned) pruned[k] = v;
+  json stats = {{"candidates", r.stats.candidates}, {"evaluated", r.stats.evaluated},
+                {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"cancelled", r.stats.cancelled}};
+  if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);
+  json out = {{"format", kResultFormat}, {"ok", true}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
+  if (r.diagnosis) {
+    out["diagnosis"] = {{"message", r.diagnosis->message},
+                        {"shortfall_gib", round_sig(r.diagnosis->shortfall_gib)},
+                        {"suggestions", r.diagnosis->suggestions}};
+  }
+  return out;
+}
+
+}  // namespace hapmoe

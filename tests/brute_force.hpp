@@ -1,11 +1,16 @@
-// Brute-force reference for the search (tests and benchmarks only): every candidate of the
-// space x every layer split, costed with the same stage costs and objective as the search.
+// Brute-force reference for the search (tests and benchmarks only): every mesh shape x every
+// subset of the eligible GPU groups x every order of those groups x every layer split, costed with
+// the same stage costs and objective as the search. It shares only the mesh-shape enumeration and
+// the rules with the search -- not its symmetry reduction, bounds or DP.
 #pragma once
 
+#include <algorithm>
 #include <functional>
-#include <map>
 
+#include "hapmoe/candidate_cost.hpp"
+#include "hapmoe/candidate_space.hpp"
 #include "hapmoe/layer_split_dp.hpp"
+#include "hapmoe/rules.hpp"
 #include "hapmoe/search.hpp"
 
 namespace hapmoe::testing {
@@ -16,34 +21,70 @@ inline double compositions(int n, int k) {  // C(n-1, k-1): splits of n layers i
   return c;
 }
 
+// Calls fn(mesh, stage_groups) for every candidate: subsets of eligible groups (each used group
+// holds all its stages) in every order of the groups.
+template <class F>
+void for_each_brute_candidate(const Scenario& s, F fn) {
+  PruneCounts pruned;
+  const CandidateSpace space(s, &pruned);
+  for (const MeshShape& shape : space.shapes()) {
+    std::vector<int> eligible;
+    for (size_t g = 0; g < shape.stages_per_group.size(); ++g) {
+      if (shape.stages_per_group[g] > 0) eligible.push_back(static_cast<int>(g));
+    }
+    const size_t n = eligible.size();
+    for (unsigned long long mask = 1; mask < (1ull << n); ++mask) {
+      std::vector<int> used;
+      int pp = 0;
+      for (size_t b = 0; b < n; ++b) {
+        if (mask & (1ull << b)) {
+          used.push_back(eligible[b]);
+          pp += shape.stages_per_group[eligible[b]];
+        }
+      }
+      const auto& allowed = s.search.pp;
+      if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), pp) == allowed.end()) continue;
+      if (!s.search.layer_split.empty() && pp != static_cast<int>(s.search.layer_split.size())) continue;
+      Mesh mesh = shape.mesh;
+      mesh.pp = pp;
+      if (check_pipeline_rules(s, mesh)) continue;
+      do {
+        std::vector<int> stage_groups;
+        for (int g : used) stage_groups.insert(stage_groups.end(), shape.stages_per_group[g], g);
+        fn(mesh, stage_groups);
+      } while (std::next_permutation(used.begin(), used.end()));
+    }
+  }
+}
+
 // Best objective over the whole space (1e300 when nothing fits); -1 when the number of layer
 // splits (written to *splits) exceeds budget.
 inline double brute_force_best(const Scenario& s, double budget = 1e300, double* splits = nullptr) {
-  std::map<std::string, long long> pruned;
-  const auto candidates = enumerate_candidates(s, &pruned);
   double total = 0;
-  for (const auto& c : candidates) total += compositions(s.model.num_layers, c.mesh.pp);
+  for_each_brute_candidate(s, [&](const Mesh& m, const std::vector<int>&) { total += compositions(s.model.num_layers, m.pp); });
   if (splits) *splits = total;
   if (total > budget) return -1;
   StageModelCache cache(s);
   double best = 1e300;
-  for (const auto& c : candidates) {
-    const SplitProblem p = make_split_problem(s, c, cache);
-    std::vector<int> v(c.mesh.pp, 1);
+  for_each_brute_candidate(s, [&](const Mesh& mesh, const std::vector<int>& stage_groups) {
+    const SplitProblem p = make_split_problem(s, mesh, stage_groups, cache);
+    const int min_n = std::max(1, mesh.vpp);
+    std::vector<int> v(mesh.pp, min_n);
     SplitCounters k;
     std::function<void(int, int)> rec = [&](int i, int left) {
-      if (i == c.mesh.pp - 1) {
+      if (i == mesh.pp - 1) {
+        if (left < min_n) return;
         v[i] = left;
         if (auto obj = split_objective(p, v, &k)) best = std::min(best, *obj);
         return;
       }
-      for (int n = 1; n <= left - (c.mesh.pp - i - 1); ++n) {
+      for (int n = min_n; n <= left - (mesh.pp - i - 1) * min_n; ++n) {
         v[i] = n;
         rec(i + 1, left - n);
       }
     };
     rec(0, s.model.num_layers);
-  }
+  });
   return best;
 }
 

@@ -1,7 +1,7 @@
 // Cost terms one by one (cost_compute, cost_comm, cost_memory, schedule, hardware) against
 // values computed by hand from round-number inputs. Each expectation is written out from the
 // formula in the header's contract.
-#include <doctest.h>
+#include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>

@@ -2,7 +2,7 @@
 // compute_weight_and_optimizer_memory (theoretical_memory_usage.py, megatron.md §3.1).
 // The costed value goes through the real path: scenario JSON -> parse_scenario -> evaluate_plan.
 // The golden value is an independent implementation of §3.1 from the models' raw dimensions.
-#include <doctest.h>
+#include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>

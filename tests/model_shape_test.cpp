@@ -1,7 +1,7 @@
 // model_shape.hpp: parameter counts, padded vocabulary and Megatron-LM's model-FLOPs formula.
 // Expected values are computed here from the raw model dimensions (the HF configs the presets
 // cite), never taken from the function under test.
-#include <doctest.h>
+#include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>

@@ -1,7 +1,7 @@
 // rules.hpp: every Megatron rule of core/src/rules.cpp, one passing and one failing plan each.
 // A failing plan must be reported under the rule's name by check_plan_rules (and by
 // check_mesh_rules for the mesh-level rules), and evaluate_plan must return "rule:<name>".
-#include <doctest.h>
+#include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
@@ -212,8 +212,10 @@ TEST_CASE("rule vpp_microbatches") {
   expect_mesh_pass(s, p);
   s.training.global_batch_size = 6;  // 3 micro-batches: not a multiple of pp 2
   expect_mesh_rule(s, p, "vpp_microbatches");
-  // Fewer micro-batches than stages: pp 4, 2 micro-batches.
-  set_stages(p, {1, 1, 1, 1});
+  // Fewer micro-batches than stages: pp 4, 2 micro-batches (8 layers, so that pp x vpp fits).
+  s.model.num_layers = 8;
+  s.model.moe_layer_freq.assign(8, 1);
+  set_stages(p, {2, 2, 2, 2});
   s.training.global_batch_size = 4;
   expect_mesh_rule(s, p, "vpp_microbatches");
   s.training.global_batch_size = 8;  // 4 micro-batches, pp 4

@@ -1,6 +1,6 @@
 // scenario_io.hpp: malformed scenarios come back as an Error with a code and the JSON path of
 // the offending value; presets and overrides resolve; the shipped examples parse.
-#include <doctest.h>
+#include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>

@@ -1,6 +1,6 @@
 // The pruned search against brute force over the same space: on generated instances the best
 // objective must agree exactly (same stage costs, same objective function).
-#include <doctest.h>
+#include <doctest/doctest.h>
 
 #include <functional>
 #include <random>
@@ -9,6 +9,7 @@
 #include "hapmoe/layer_split_dp.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
+#include "hapmoe/result_io.hpp"
 #include "hapmoe/search.hpp"
 #include "brute_force.hpp"
 
@@ -81,6 +82,50 @@ TEST_CASE("pruned search returns the brute-force optimum on 200 generated instan
   }
   MESSAGE("compared " << compared << " feasible instances, " << infeasible << " infeasible");
   CHECK(compared >= 150);
+}
+
+// Clusters where symmetry matters: the same preset with an overridden field (a derated H100),
+// identical groups, and three or four GPU types.
+json symmetry_instance(std::mt19937& rng) {
+  json doc = random_instance(rng);
+  auto in = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const int gpn = in(0, 1) ? 2 : 4;
+  json base = {{"preset", "h100-sxm"}, {"memory_gib", in(16, 80)}, {"reserved_memory_gib", 2}};
+  json derated = base;
+  derated["gemm_efficiency"] = 0.4 + 0.05 * in(0, 4);
+  json other = {{"preset", in(0, 1) ? "h20" : "a100-sxm-80gb"}, {"memory_gib", in(16, 80)}, {"reserved_memory_gib", 2}};
+  json groups = json::array();
+  for (const json& g : {base, derated, base, other}) {
+    if (groups.size() >= 3 && in(0, 1)) break;
+    groups.push_back({{"gpu", g}, {"nodes", 1}, {"gpus_per_node", gpn}});
+  }
+  doc["cluster"]["groups"] = groups;
+  return doc;
+}
+
+TEST_CASE("exact over overridden presets, identical groups and 3+ types (brute force)") {
+  std::mt19937 rng(20261201);
+  int compared = 0;
+  for (int i = 0; i < 60; ++i) {
+    const json doc = symmetry_instance(rng);
+    const auto s = parse_scenario(doc, presets());
+    REQUIRE_MESSAGE(s.ok(), s.error().field << ": " << s.error().message);
+    const auto r = search_plans(*s);
+    REQUIRE(r.ok());
+    const double brute = testing::brute_force_best(*s);
+    if (brute >= 1e300) {
+      CHECK_MESSAGE(r->plans.empty(), doc.dump());
+      continue;
+    }
+    REQUIRE_MESSAGE(!r->plans.empty(), doc.dump());
+    CHECK_MESSAGE(r->plans.front().metrics.iteration_time_s == doctest::Approx(brute).epsilon(1e-12), doc.dump());
+    for (const auto& p : r->plans) {
+      for (const auto& st : p.plan.stages) CHECK(st.layers >= p.plan.vpp);
+    }
+    ++compared;
+  }
+  MESSAGE("compared " << compared << " feasible instances with derated / identical / 3+ groups");
+  CHECK(compared >= 30);
 }
 
 TEST_CASE("search output is deterministic and top-k is sorted and distinct") {

@@ -60,7 +60,8 @@ std::optional<double> split_objective(const SplitProblem& p, const std::vector<i
 std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters* k) {
   const int pp = static_cast<int>(p.stage_models.size());
   const int L = p.num_layers;
-  if (pp < 1 || L < pp) return std::nullopt;
+  const int min_n = std::max(1, p.vpp);  // each virtual chunk of a stage holds a layer
+  if (pp < 1 || L < static_cast<long long>(pp) * min_n) return std::nullopt;
   SplitScratch local;
   SplitScratch::Buffers& buf = p.scratch ? p.scratch->buffers() : local.buffers();
   // Lower bound on the per-micro-batch time still to come: cheapest cost of each remaining
@@ -97,26 +98,26 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
   state(0, 0).push_back({0, 0, 0, -1, -1});
   for (int i = 0; i < pp; ++i) {
     const int stages_after = pp - i - 1;
-    for (int j = i; j <= L - (pp - i); ++j) {
+    for (int j = i * min_n; j <= L - (pp - i) * min_n; ++j) {
       const std::vector<Label>& here = state(i, j);
       // Stage i over layers [j, j + n) does not depend on the label: cost each n once per state
       // (per_microbatch, tail), computed as far as some label needs it.
       std::vector<std::pair<double, double>>& costs = buf.costs;
       costs.clear();
       int fits_up_to = L + 1;  // first n that does not fit (peak memory only grows with n)
-      const int max_n = L - j - stages_after;
+      const int max_n = L - j - stages_after * min_n;
       for (int li = 0; li < static_cast<int>(here.size()); ++li) {
         const Label& lab = here[li];
         if (bound(lab, i, j) >= p.incumbent_s) {
           ++k->lower_bound;
           continue;
         }
-        for (int n = 1; n <= max_n; ++n) {
+        for (int n = min_n; n <= max_n; ++n) {
           if (n >= fits_up_to) {
             k->memory += max_n - n + 1;
             break;
           }
-          if (n > static_cast<int>(costs.size())) {
+          if (n - min_n >= static_cast<int>(costs.size())) {
             const StageCost c = p.stage_models[i]->cost(i, j, n, p.links[i], p.mesh);
             ++k->stage_costs;
             if (!c.fits()) {
@@ -127,7 +128,7 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
             }
             costs.emplace_back(c.per_microbatch_s(), c.tail_s());
           }
-          const auto [c_mb, c_tail] = costs[n - 1];
+          const auto [c_mb, c_tail] = costs[n - min_n];
           Label next{lab.sum_c + c_mb, std::max(lab.max_c, c_mb), std::max(lab.max_tail, c_tail), j, li};
           // Non-decreasing in n (the stage only gets slower), so every larger n fails too.
           const double grows = iteration_time_s(next.sum_c + suffix_min[j + n], next.max_c, lab.max_tail,

@@ -1,129 +1,271 @@
 #include "hapmoe/rules.hpp"
 
-#include <map>
+#include <vector>
 
 namespace hapmoe {
 
 namespace {
-std::optional<RuleViolation> violation(const char* rule, const char* field, std::string message) {
+RuleResult violation(const char* rule, const char* field, std::string message) {
   return RuleViolation{rule, std::move(message), field};
 }
 std::string str(long long v) { return std::to_string(v); }
 }  // namespace
 
-Mesh mesh_of(const PlanSpec& p) {
-  Mesh m;
-  m.tp = p.tp; m.cp = p.cp; m.ep = p.ep; m.etp = p.etp; m.dp = p.dp; m.pp = p.pp; m.vpp = p.vpp;
-  m.micro_batch_size = p.micro_batch_size;
-  m.sequence_parallel = p.sequence_parallel;
-  m.recompute = p.stages.empty() ? Recompute::kNone : p.stages.front().recompute;
-  return m;
+// ---------------------------------------------------------------- mesh rules
+
+RuleResult rule_heads_divisible_by_tp(const Scenario& s, const Mesh& x) {
+  if (s.model.num_attention_heads % x.tp == 0) return std::nullopt;
+  return violation("heads_divisible_by_tp", "plan.tp",
+                   "num_attention_heads (" + str(s.model.num_attention_heads) + ") must be divisible by tp (" +
+                       str(x.tp) + ")");
 }
 
-std::optional<RuleViolation> check_mesh_rules(const Scenario& s, const Mesh& x) {
+RuleResult rule_query_groups_vs_tp(const Scenario& s, const Mesh& x) {
   const ModelSpec& m = s.model;
+  if (m.multi_latent_attention || m.query_groups() % x.tp == 0 || x.tp % m.query_groups() == 0) return std::nullopt;
+  return violation("query_groups_vs_tp", "plan.tp",
+                   "num_query_groups (" + str(m.query_groups()) + ") and tp must divide one another");
+}
+
+RuleResult rule_expert_parallel_requires_experts(const Scenario& s, const Mesh& x) {
+  if (s.model.is_moe() || (x.ep <= 1 && x.etp <= 1)) return std::nullopt;
+  return violation("expert_parallel_requires_experts", x.ep > 1 ? "plan.ep" : "plan.etp",
+                   "ep and etp above 1 need num_experts > 0");
+}
+
+RuleResult rule_experts_divisible_by_ep(const Scenario& s, const Mesh& x) {
+  if (!s.model.is_moe() || s.model.num_experts % x.ep == 0) return std::nullopt;
+  return violation("experts_divisible_by_ep", "plan.ep",
+                   "num_experts (" + str(s.model.num_experts) + ") must be divisible by ep (" + str(x.ep) + ")");
+}
+
+RuleResult rule_expert_grid(const Scenario&, const Mesh& x) {
+  const long long grid = static_cast<long long>(x.ep) * x.etp;
+  if (x.stage_gpus() % grid == 0) return std::nullopt;
+  return violation("expert_grid", "plan.ep",
+                   "etp x ep (" + str(grid) + ") must divide tp x cp x dp (" + str(x.stage_gpus()) +
+                       "): the expert layers re-fold the same ranks");
+}
+
+RuleResult rule_batch_divisible(const Scenario& s, const Mesh& x) {
+  const long long per_step = static_cast<long long>(x.micro_batch_size) * x.dp;
+  if (s.training.global_batch_size % per_step == 0) return std::nullopt;
+  return violation("batch_divisible", "plan.micro_batch_size",
+                   "global_batch_size (" + str(s.training.global_batch_size) +
+                       ") must be divisible by micro_batch_size x dp (" + str(per_step) + ")");
+}
+
+RuleResult rule_pp_within_layers(const Scenario& s, const Mesh& x) {
+  if (x.pp <= s.model.num_layers) return std::nullopt;
+  return violation("pp_within_layers", "plan.pp",
+                   "pp (" + str(x.pp) + ") must not exceed num_layers (" + str(s.model.num_layers) +
+                       "): every pipeline stage needs a layer");
+}
+
+RuleResult rule_vpp_requires_pp(const Scenario&, const Mesh& x) {
+  if (x.vpp <= 1 || x.pp > 1) return std::nullopt;
+  return violation("vpp_requires_pp", "plan.vpp", "virtual pipeline stages need pp > 1");
+}
+
+RuleResult rule_vpp_microbatches(const Scenario& s, const Mesh& x) {
+  if (x.vpp <= 1) return std::nullopt;
+  const long long micro = num_microbatches(s.training, x);
+  if (micro >= x.pp && micro % x.pp == 0) return std::nullopt;
+  return violation("vpp_microbatches", "plan.vpp",
+                   "the interleaved schedule needs the number of micro-batches (" + str(micro) +
+                       ") to be a multiple of pp (" + str(x.pp) + ")");
+}
+
+RuleResult rule_vpp_layers(const Scenario& s, const Mesh& x) {
+  if (x.vpp <= 1 || static_cast<long long>(x.pp) * x.vpp <= s.model.num_layers) return std::nullopt;
+  return violation("vpp_layers", "plan.vpp",
+                   "pp x vpp (" + str(static_cast<long long>(x.pp) * x.vpp) + ") must not exceed num_layers (" +
+                       str(s.model.num_layers) + "): every virtual pipeline chunk needs a layer");
+}
+
+RuleResult rule_sequence_parallel_needs_tp(const Scenario&, const Mesh& x) {
+  if (!x.sequence_parallel || x.tp > 1) return std::nullopt;
+  return violation("sequence_parallel_needs_tp", "plan.sequence_parallel", "sequence parallelism needs tp > 1");
+}
+
+RuleResult rule_cp_seq_divisible(const Scenario& s, const Mesh& x) {
+  if (x.cp <= 1 || s.training.seq_length % (2 * x.cp) == 0) return std::nullopt;
+  return violation("cp_seq_divisible", "plan.cp",
+                   "seq_length (" + str(s.training.seq_length) + ") must be divisible by 2 x cp (" + str(2 * x.cp) + ")");
+}
+
+RuleResult rule_sp_seq_divisible(const Scenario& s, const Mesh& x) {
+  if (!x.sequence_parallel || (s.training.seq_length / x.cp) % x.tp == 0) return std::nullopt;
+  return violation("sp_seq_divisible", "plan.tp", "with sequence parallelism seq_length / cp must be divisible by tp");
+}
+
+RuleResult rule_flex_dispatcher_needs_tp_ep(const Scenario& s, const Mesh& x) {
+  if (!s.model.is_moe() || s.training.moe_token_dispatcher_type != Dispatcher::kFlex ||
+      static_cast<long long>(x.tp) * x.ep > 1) {
+    return std::nullopt;
+  }
+  return violation("flex_dispatcher_needs_tp_ep", "plan.ep", "the flex (DeepEP) dispatcher needs tp x ep > 1");
+}
+
+RuleResult rule_ep_overlap(const Scenario& s, const Mesh& x) {
   const TrainingSpec& t = s.training;
-  if (m.num_attention_heads % x.tp != 0) {
-    return violation("heads_divisible_by_tp", "plan.tp",
-                     "num_attention_heads (" + str(m.num_attention_heads) + ") must be divisible by tp (" + str(x.tp) + ")");
+  if (!t.overlap_moe_expert_parallel_comm) return std::nullopt;
+  const char* name = "ep_overlap_rules";
+  if (x.ep <= 1) return violation(name, "plan.ep", "overlap_moe_expert_parallel_comm needs ep > 1");
+  if (x.pp > 1 && x.vpp <= 1) {
+    return violation(name, "plan.vpp", "overlap_moe_expert_parallel_comm needs vpp > 1 when pp > 1");
   }
-  if (!m.multi_latent_attention && m.query_groups() % x.tp != 0 && x.tp % m.query_groups() != 0) {
-    return violation("query_groups_vs_tp", "plan.tp",
-                     "num_query_groups (" + str(m.query_groups()) + ") and tp must divide one another");
+  if (t.moe_token_dispatcher_type == Dispatcher::kAllgather) {
+    return violation(name, "training.moe_token_dispatcher_type",
+                     "overlap_moe_expert_parallel_comm needs the alltoall or flex dispatcher");
   }
-  if (!m.is_moe() && (x.ep > 1 || x.etp > 1)) {
-    return violation("expert_parallel_requires_experts", x.ep > 1 ? "plan.ep" : "plan.etp",
-                     "ep and etp above 1 need num_experts > 0");
+  if (x.recompute == Recompute::kFull) {
+    return violation(name, "plan.stages", "overlap_moe_expert_parallel_comm is incompatible with full recompute");
   }
-  if (m.is_moe() && m.num_experts % x.ep != 0) {
-    return violation("experts_divisible_by_ep", "plan.ep",
-                     "num_experts (" + str(m.num_experts) + ") must be divisible by ep (" + str(x.ep) + ")");
-  }
-  if (x.stage_gpus() % (static_cast<long long>(x.ep) * x.etp) != 0) {
-    return violation("expert_grid", "plan.ep",
-                     "etp x ep (" + str(static_cast<long long>(x.etp) * x.ep) + ") must divide tp x cp x dp (" +
-                         str(x.stage_gpus()) + "): the expert layers re-fold the same ranks");
-  }
-  if (t.global_batch_size % (static_cast<long long>(x.micro_batch_size) * x.dp) != 0) {
-    return violation("batch_divisible", "plan.micro_batch_size",
-                     "global_batch_size (" + str(t.global_batch_size) + ") must be divisible by micro_batch_size x dp (" +
-                         str(static_cast<long long>(x.micro_batch_size) * x.dp) + ")");
-  }
-  const long long micro = num_microbatches(t, x);
-  if (x.vpp > 1) {
-    if (x.pp <= 1) return violation("vpp_requires_pp", "plan.vpp", "virtual pipeline stages need pp > 1");
-    if (micro < x.pp || micro % x.pp != 0) {
-      return violation("vpp_microbatches", "plan.vpp",
-                       "the interleaved schedule needs the number of micro-batches (" + str(micro) +
-                           ") to be a multiple of pp (" + str(x.pp) + ")");
-    }
-  }
-  if (x.sequence_parallel && x.tp <= 1) {
-    return violation("sequence_parallel_needs_tp", "plan.sequence_parallel", "sequence parallelism needs tp > 1");
-  }
-  if (x.cp > 1 && t.seq_length % (2 * x.cp) != 0) {
-    return violation("cp_seq_divisible", "plan.cp",
-                     "seq_length (" + str(t.seq_length) + ") must be divisible by 2 x cp (" + str(2 * x.cp) + ")");
-  }
-  if (x.sequence_parallel && (t.seq_length / x.cp) % x.tp != 0) {
-    return violation("sp_seq_divisible", "plan.tp",
-                     "with sequence parallelism seq_length / cp must be divisible by tp");
-  }
-  if (m.is_moe() && t.moe_token_dispatcher_type == Dispatcher::kFlex && x.tp * x.ep <= 1) {
-    return violation("flex_dispatcher_needs_tp_ep", "plan.ep", "the flex (DeepEP) dispatcher needs tp x ep > 1");
-  }
-  if (t.overlap_moe_expert_parallel_comm) {
-    if (x.ep <= 1) return violation("ep_overlap_rules", "plan.ep", "overlap_moe_expert_parallel_comm needs ep > 1");
-    if (x.pp > 1 && x.vpp <= 1) return violation("ep_overlap_rules", "plan.vpp", "overlap_moe_expert_parallel_comm needs vpp > 1 when pp > 1");
-    if (t.moe_token_dispatcher_type == Dispatcher::kAllgather) {
-      return violation("ep_overlap_rules", "training.moe_token_dispatcher_type", "overlap_moe_expert_parallel_comm needs the alltoall or flex dispatcher");
-    }
-    if (x.recompute == Recompute::kFull) return violation("ep_overlap_rules", "plan.stages", "overlap_moe_expert_parallel_comm is incompatible with full recompute");
-    if (m.mtp_num_layers > 1) return violation("ep_overlap_rules", "model.mtp_num_layers", "overlap_moe_expert_parallel_comm needs mtp_num_layers <= 1");
+  if (s.model.mtp_num_layers > 1) {
+    return violation(name, "model.mtp_num_layers", "overlap_moe_expert_parallel_comm needs mtp_num_layers <= 1");
   }
   return std::nullopt;
 }
 
-std::optional<RuleViolation> check_stage_rules(const Scenario& s, const Mesh& x, const PlanSpec& p) {
-  std::map<int, long long> used;
-  int layers = 0;
-  for (size_t i = 0; i < p.stages.size(); ++i) {
-    const StagePlan& st = p.stages[i];
-    const NodeGroup& g = s.cluster.groups[st.group];
-    if (x.tp > g.gpus_per_node || g.gpus_per_node % x.tp != 0) {
-      return violation("tp_in_scale_up_domain", "plan.tp",
-                       "tp (" + str(x.tp) + ") must divide the scale-up domain (" + str(g.gpus_per_node) +
-                           " GPUs per node) of group " + str(st.group));
+namespace {
+using MeshRule = RuleResult (*)(const Scenario&, const Mesh&);
+
+template <size_t N>
+RuleResult first_violation(const MeshRule (&rules)[N], const Scenario& s, const Mesh& x) {
+  for (MeshRule r : rules) {
+    if (auto v = r(s, x)) return v;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+RuleResult check_shape_rules(const Scenario& s, const Mesh& x) {
+  static constexpr MeshRule kRules[] = {
+      rule_heads_divisible_by_tp,    rule_query_groups_vs_tp, rule_expert_parallel_requires_experts,
+      rule_experts_divisible_by_ep,  rule_expert_grid,        rule_batch_divisible,
+      rule_sequence_parallel_needs_tp, rule_cp_seq_divisible, rule_sp_seq_divisible,
+      rule_flex_dispatcher_needs_tp_ep};
+  return first_violation(kRules, s, x);
+}
+
+RuleResult check_pipeline_rules(const Scenario& s, const Mesh& x) {
+  static constexpr MeshRule kRules[] = {rule_pp_within_layers, rule_vpp_requires_pp, rule_vpp_microbatches,
+                                        rule_vpp_layers, rule_ep_overlap};
+  return first_violation(kRules, s, x);
+}
+
+RuleResult check_mesh_rules(const Scenario& s, const Mesh& x) {
+  if (auto v = check_shape_rules(s, x)) return v;
+  return check_pipeline_rules(s, x);
+}
+
+// ---------------------------------------------------------------- group rules
+
+RuleResult rule_tp_in_scale_up_domain(const Scenario& s, const Mesh& x, int group) {
+  const NodeGroup& g = s.cluster.groups[group];
+  if (x.tp <= g.gpus_per_node && g.gpus_per_node % x.tp == 0) return std::nullopt;
+  return violation("tp_in_scale_up_domain", "plan.tp",
+                   "tp (" + str(x.tp) + ") must divide the scale-up domain (" + str(g.gpus_per_node) +
+                       " GPUs per node) of group " + str(group));
+}
+
+RuleResult rule_stage_node_alignment(const Scenario& s, const Mesh& x, int group) {
+  const long long per_node = s.cluster.groups[group].gpus_per_node;
+  const long long stage = x.stage_gpus();
+  if (stage % per_node == 0 || per_node % stage == 0) return std::nullopt;
+  return violation("stage_node_alignment", "plan.dp",
+                   "a stage's tp x cp x dp (" + str(stage) + " GPUs) must fill whole nodes or tile one node of group " +
+                       str(group) + " (" + str(per_node) + " GPUs per node) evenly");
+}
+
+RuleResult rule_fp8_needs_hardware(const Scenario& s, const Mesh&, int group) {
+  const GpuSpec& gpu = s.cluster.groups[group].gpu;
+  if (s.training.precision != Precision::kFp8 || gpu.fp8_tflops) return std::nullopt;
+  return violation("fp8_needs_hardware", "training.precision", gpu.name + " has no FP8 tensor cores");
+}
+
+RuleResult check_group_rules(const Scenario& s, const Mesh& x, int group) {
+  if (auto v = rule_tp_in_scale_up_domain(s, x, group)) return v;
+  if (auto v = rule_stage_node_alignment(s, x, group)) return v;
+  return rule_fp8_needs_hardware(s, x, group);
+}
+
+// ---------------------------------------------------------------- stage rules
+
+RuleResult rule_stage_groups_valid(const Scenario& s, const PlanSpec& p) {
+  if (static_cast<long long>(p.stages.size()) != p.pp) {
+    return violation("stage_count", "plan.stages",
+                     "plan has " + str(static_cast<long long>(p.stages.size())) + " stages, pp is " + str(p.pp));
+  }
+  for (const StagePlan& st : p.stages) {
+    if (st.group < 0 || st.group >= static_cast<int>(s.cluster.groups.size())) {
+      return violation("stage_group_exists", "plan.stages", "stage group " + str(st.group) + " is not a cluster group");
     }
-    if (s.training.precision == Precision::kFp8 && !g.gpu.fp8_tflops) {
-      return violation("fp8_needs_hardware", "training.precision", g.gpu.name + " has no FP8 tensor cores");
-    }
+  }
+  return std::nullopt;
+}
+
+RuleResult rule_recompute_uniform(const Scenario&, const PlanSpec& p) {
+  for (const StagePlan& st : p.stages) {
     if (st.recompute != p.stages.front().recompute) {
       return violation("recompute_uniform", "plan.stages",
                        "upstream Megatron-LM takes one --recompute-granularity for all stages");
     }
-    if (st.layers < 1) return violation("stage_has_layers", "plan.stages", "every pipeline stage needs at least one layer");
-    used[st.group] += x.stage_gpus();
-    layers += st.layers;
-  }
-  for (const auto& [group, gpus] : used) {
-    if (gpus > s.cluster.groups[group].gpus()) {
-      return violation("stage_gpus_fit_group", "plan.stages",
-                       "stages on group " + str(group) + " need " + str(gpus) + " GPUs, the group has " +
-                           str(s.cluster.groups[group].gpus()));
-    }
-  }
-  if (layers != s.model.num_layers) {
-    return violation("layers_sum", "plan.stages",
-                     "stage layers add up to " + str(layers) + ", the model has " + str(s.model.num_layers));
   }
   return std::nullopt;
 }
 
-std::optional<RuleViolation> check_plan_rules(const Scenario& s, const PlanSpec& p) {
+RuleResult rule_stage_layers_at_least_vpp(const Scenario&, const PlanSpec& p) {
+  for (size_t i = 0; i < p.stages.size(); ++i) {
+    const int n = p.stages[i].layers;
+    if (n < 1) return violation("stage_has_layers", "plan.stages", "every pipeline stage needs at least one layer");
+    if (n < p.vpp) {
+      return violation("stage_layers_at_least_vpp", "plan.stages",
+                       "stage " + str(static_cast<long long>(i)) + " has " + str(n) + " layers for " + str(p.vpp) +
+                           " virtual pipeline chunks: each chunk needs at least one layer");
+    }
+  }
+  return std::nullopt;
+}
+
+RuleResult rule_layers_sum(const Scenario& s, const PlanSpec& p) {
+  long long layers = 0;
+  for (const StagePlan& st : p.stages) layers += st.layers;
+  if (layers == s.model.num_layers) return std::nullopt;
+  return violation("layers_sum", "plan.stages",
+                   "stage layers add up to " + str(layers) + ", the model has " + str(s.model.num_layers));
+}
+
+RuleResult rule_stage_gpus_fit_group(const Scenario& s, const PlanSpec& p) {
+  std::vector<long long> used(s.cluster.groups.size(), 0);
+  const long long stage = mesh_of(p).stage_gpus();
+  for (const StagePlan& st : p.stages) used[st.group] += stage;
+  for (size_t g = 0; g < used.size(); ++g) {
+    if (used[g] > s.cluster.groups[g].gpus()) {
+      return violation("stage_gpus_fit_group", "plan.stages",
+                       "stages on group " + str(static_cast<long long>(g)) + " need " + str(used[g]) +
+                           " GPUs, the group has " + str(s.cluster.groups[g].gpus()));
+    }
+  }
+  return std::nullopt;
+}
+
+RuleResult check_plan_rules(const Scenario& s, const PlanSpec& p) {
+  if (auto v = rule_stage_groups_valid(s, p)) return v;
   const Mesh x = mesh_of(p);
   if (auto v = check_mesh_rules(s, x)) return v;
-  return check_stage_rules(s, x, p);
+  for (size_t i = 0; i < p.stages.size(); ++i) {
+    if (i > 0 && p.stages[i].group == p.stages[i - 1].group) continue;
+    if (auto v = check_group_rules(s, x, p.stages[i].group)) return v;
+  }
+  using Rule = RuleResult (*)(const Scenario&, const PlanSpec&);
+  static constexpr Rule kRules[] = {rule_recompute_uniform, rule_stage_layers_at_least_vpp, rule_stage_gpus_fit_group,
+                                    rule_layers_sum};
+  for (Rule r : kRules) {
+    if (auto v = r(s, p)) return v;
+  }
+  return std::nullopt;
 }
 
 }  // namespace hapmoe

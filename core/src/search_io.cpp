@@ -1,7 +1,6 @@
 // Result JSON of a search (kept apart from the search loops, which build without exception
 // support in wasm).
 #include "hapmoe/result_io.hpp"
-#include "hapmoe/search.hpp"
 
 namespace hapmoe {
 
@@ -23,6 +22,7 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   for (const auto& [k, v] : r.stats.pruned) pruned[k] = v;
   json stats = {{"candidates", r.stats.candidates}, {"evaluated", r.stats.evaluated},
                 {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"cancelled", r.stats.cancelled}};
+  if (r.stats.budget_reached) stats["budget_reached"] = true;
   if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);
   json out = {{"format", kResultFormat}, {"ok", true}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
   if (r.diagnosis) {

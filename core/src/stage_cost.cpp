@@ -7,10 +7,6 @@
 
 namespace hapmoe {
 
-long long num_microbatches(const TrainingSpec& t, const Mesh& mesh) {
-  return t.global_batch_size / (static_cast<long long>(mesh.micro_batch_size) * mesh.dp);
-}
-
 double ep_exposed_fraction(const TrainingSpec& t) {
   return t.overlap_moe_expert_parallel_comm ? kEpOverlapExposedFraction : 1.0;
 }

@@ -7,6 +7,7 @@
 
 #include "hapmoe/error.hpp"
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/search.hpp"
 
 namespace hapmoe {
 
@@ -20,5 +21,8 @@ nlohmann::json evaluation_to_json(const Scenario& s, const PlanEvaluation& ev);
 nlohmann::json error_result(const Error& e);
 // The result of `evaluate`: one entry in plans.
 nlohmann::json evaluate_result(const Scenario& s, const PlanEvaluation& ev);
+// The result of `plan`. include_timing adds stats.elapsed_ms (off by default so that output is
+// byte-identical across runs).
+nlohmann::json search_result_to_json(const Scenario& s, const SearchResult& r, bool include_timing = false);
 
 }  // namespace hapmoe

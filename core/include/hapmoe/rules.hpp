@@ -1,12 +1,14 @@
-// Megatron-LM validity rules (megatron.md §2) for the flags a plan emits. A plan that breaks one
-// is reported with the rule's name and never costed; the search counts each rule's rejections.
+// Validity rules for a plan: Megatron-LM's (megatron.md §2) for the flags a plan emits, and the
+// placement rules of the search space. Each rule is one named function; the candidate enumerator,
+// evaluate and the tests all call these, so `evaluate` rejects exactly what the search never
+// returns, with the rule's name. A rule returns nullopt when the plan passes.
 #pragma once
 
 #include <optional>
 #include <string>
 
+#include "hapmoe/parallel_config.hpp"
 #include "hapmoe/specs.hpp"
-#include "hapmoe/stage_cost.hpp"
 
 namespace hapmoe {
 
@@ -15,15 +17,50 @@ struct RuleViolation {
   std::string message;  // what is wrong and what Megatron expects
   std::string field;    // plan field it concerns, e.g. "plan.ep"
 };
+using RuleResult = std::optional<RuleViolation>;
 
-// Rules that depend only on the mesh shape (checked before any stage placement or costing).
-std::optional<RuleViolation> check_mesh_rules(const Scenario& s, const Mesh& mesh);
-// Rules for the pipeline stages: GPU group capacity, scale-up domain, layer counts, uniform
-// recompute (upstream flags are global), FP8 hardware.
-std::optional<RuleViolation> check_stage_rules(const Scenario& s, const Mesh& mesh, const PlanSpec& plan);
-// Both, for a complete plan.
-std::optional<RuleViolation> check_plan_rules(const Scenario& s, const PlanSpec& plan);
+// --- Mesh rules: depend on the mesh shape (incl. pp and vpp) only. ---
+RuleResult rule_heads_divisible_by_tp(const Scenario& s, const Mesh& x);
+RuleResult rule_query_groups_vs_tp(const Scenario& s, const Mesh& x);
+RuleResult rule_expert_parallel_requires_experts(const Scenario& s, const Mesh& x);
+RuleResult rule_experts_divisible_by_ep(const Scenario& s, const Mesh& x);
+RuleResult rule_expert_grid(const Scenario& s, const Mesh& x);  // etp x ep divides tp x cp x dp
+RuleResult rule_batch_divisible(const Scenario& s, const Mesh& x);
+RuleResult rule_pp_within_layers(const Scenario& s, const Mesh& x);  // every stage needs a layer
+RuleResult rule_vpp_requires_pp(const Scenario& s, const Mesh& x);
+RuleResult rule_vpp_microbatches(const Scenario& s, const Mesh& x);
+RuleResult rule_vpp_layers(const Scenario& s, const Mesh& x);  // pp x vpp <= num_layers
+RuleResult rule_sequence_parallel_needs_tp(const Scenario& s, const Mesh& x);
+RuleResult rule_cp_seq_divisible(const Scenario& s, const Mesh& x);
+RuleResult rule_sp_seq_divisible(const Scenario& s, const Mesh& x);
+RuleResult rule_flex_dispatcher_needs_tp_ep(const Scenario& s, const Mesh& x);
+RuleResult rule_ep_overlap(const Scenario& s, const Mesh& x);
+// The rules that do not depend on pp or vpp (checked once per mesh shape by the enumerator).
+RuleResult check_shape_rules(const Scenario& s, const Mesh& x);
+// The rules that involve pp or vpp (pipeline_within_layers, vpp_*, ep_overlap_rules).
+RuleResult check_pipeline_rules(const Scenario& s, const Mesh& x);
+// All mesh rules in a fixed order (shape rules, then pipeline rules); the first violation.
+RuleResult check_mesh_rules(const Scenario& s, const Mesh& x);
 
-Mesh mesh_of(const PlanSpec& plan);
+// --- Group rules: may this node group hold stages of mesh x? (tp, cp, dp and precision.) ---
+RuleResult rule_tp_in_scale_up_domain(const Scenario& s, const Mesh& x, int group);
+// A stage's tp x cp x dp GPUs fill whole nodes or tile one node evenly, so stages never straddle
+// nodes unevenly (the search's placement; also what Megatron's contiguous rank order gives).
+RuleResult rule_stage_node_alignment(const Scenario& s, const Mesh& x, int group);
+RuleResult rule_fp8_needs_hardware(const Scenario& s, const Mesh& x, int group);
+RuleResult check_group_rules(const Scenario& s, const Mesh& x, int group);
+
+// --- Stage rules: the plan's stages. ---
+RuleResult rule_stage_groups_valid(const Scenario& s, const PlanSpec& p);  // pp stages, known groups
+RuleResult rule_recompute_uniform(const Scenario& s, const PlanSpec& p);
+// Each stage holds at least vpp layers (each virtual chunk at least one).
+RuleResult rule_stage_layers_at_least_vpp(const Scenario& s, const PlanSpec& p);
+RuleResult rule_layers_sum(const Scenario& s, const PlanSpec& p);
+RuleResult rule_stage_gpus_fit_group(const Scenario& s, const PlanSpec& p);
+
+// Every rule for a complete plan: stage count and groups, mesh, group rules for each used group,
+// stage rules. (Where the search places stages -- whole GPU groups, one block per group -- is a
+// choice of its space, not a validity rule: evaluate accepts other placements.)
+RuleResult check_plan_rules(const Scenario& s, const PlanSpec& plan);
 
 }  // namespace hapmoe

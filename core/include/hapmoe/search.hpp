@@ -1,38 +1,42 @@
-// `hapmoe plan`: search over mesh shapes (TP, CP, EP, ETP, micro-batch, VPP, recompute, DP),
-// GPU-type stage placement and order, and the exact layer split (layer_split_dp.hpp). Returns
-// the top-k distinct plans, the baselines, counters per pruning rule, and a diagnosis when
-// nothing fits.
+// `hapmoe plan`: search over mesh shapes (TP, CP, EP, ETP, micro-batch, VPP, recompute, DP), the
+// GPU groups that hold stages and their order, and the exact layer split (layer_split_dp.hpp).
+// Returns the top-k distinct plans, the baselines, counters per pruning rule, and a diagnosis
+// when nothing fits. No JSON here (result_io.hpp writes it) and no exceptions.
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "hapmoe/error.hpp"
 #include "hapmoe/evaluate.hpp"
-#include "hapmoe/layer_split_dp.hpp"
 
 namespace hapmoe {
 
 struct SearchControl {
-  std::function<void(double fraction, long long evaluated)> progress;  // called between meshes
+  std::function<void(double fraction, long long evaluated)> progress;  // called as the search goes
   const std::atomic<bool>* cancel = nullptr;                            // checked in the loops
 };
 
+// Work limits that end any accepted search in bounded time and memory. Deterministic (counted
+// work, not wall time), so native and wasm stop at the same point.
+struct SearchBudget {
+  long long max_entries = 4'000'000;      // (mesh shape, group set) pairs generated
+  long long max_orders = 2'000'000;       // stage orders whose layer split is searched
+  long long max_stage_costs = 200'000'000;  // stage cost evaluations in the layer-split DPs
+};
+
 struct SearchStats {
-  long long candidates = 0;  // (mesh, placement) combinations generated
-  long long evaluated = 0;   // combinations whose layer split was searched
+  long long candidates = 0;  // (mesh shape, group set) pairs that pass the rules
+  long long evaluated = 0;   // (mesh, stage order) combinations whose layer split was searched
   long long stage_costs = 0;
   std::map<std::string, long long> pruned;  // rule name -> count
   double elapsed_ms = 0;
   bool cancelled = false;
+  bool budget_reached = false;  // the result is the best found within SearchBudget
 };
 
 struct Diagnosis {
@@ -54,35 +58,8 @@ struct SearchResult {
   std::optional<Diagnosis> diagnosis;
 };
 
-// A mesh shape plus the GPU group of every pipeline stage.
-struct Candidate {
-  Mesh mesh;
-  std::vector<int> stage_groups;
-};
-
-// Every candidate of the search space that passes the Megatron mesh rules, in the search's
-// deterministic order. Rule rejections are counted into `pruned`.
-std::vector<Candidate> enumerate_candidates(const Scenario& s, std::map<std::string, long long>* pruned);
-
-// StageCostModels shared by every candidate with the same layer-level mesh fields and group.
-class StageModelCache {
- public:
-  explicit StageModelCache(const Scenario& s) : s_(s) {}
-  const StageCostModel* get(const Mesh& mesh, int group);
-
- private:
-  const Scenario& s_;
-  std::map<int, ModelShape> shapes_;
-  std::map<std::tuple<int, int, int, int, int, int, int>, std::unique_ptr<StageCostModel>> models_;
-};
-
-// The layer-split problem of one candidate: its stages' cost models, links and schedule sizes.
-SplitProblem make_split_problem(const Scenario& s, const Candidate& c, StageModelCache& cache);
-
-Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control = {});
-
-// include_timing adds stats.elapsed_ms (off by default so that output is byte-identical).
-nlohmann::json search_result_to_json(const Scenario& s, const SearchResult& r, bool include_timing = false);
+Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control = {},
+                                    const SearchBudget& budget = {});
 
 // Stable identity of a plan, used for distinctness and tie-breaking.
 std::string plan_key(const PlanSpec& p);

@@ -154,6 +154,10 @@ struct Scenario {
   std::optional<PlanSpec> plan;
 };
 
+// Field-by-field equality (group identity for the search's symmetry rule).
+bool operator==(const GpuSpec& a, const GpuSpec& b);
+bool operator==(const NodeGroup& a, const NodeGroup& b);
+
 const char* to_string(Precision p);
 const char* to_string(Recompute r);
 const char* to_string(Dispatcher d);

@@ -9,23 +9,10 @@
 #include "hapmoe/cost_memory.hpp"
 #include "hapmoe/hardware.hpp"
 #include "hapmoe/model_shape.hpp"
+#include "hapmoe/parallel_config.hpp"
 #include "hapmoe/specs.hpp"
 
 namespace hapmoe {
-
-// One mesh shape shared by all stages ("megatron" mode).
-struct Mesh {
-  int tp = 1, cp = 1, ep = 1, etp = 1, dp = 1, pp = 1, vpp = 1;
-  int micro_batch_size = 1;
-  bool sequence_parallel = false;
-  Recompute recompute = Recompute::kNone;
-
-  long long stage_gpus() const { return static_cast<long long>(tp) * cp * dp; }
-  long long expert_dp() const { return stage_gpus() / (static_cast<long long>(ep) * etp); }
-};
-
-// Micro-batches per iteration: global_batch_size / (micro_batch_size x dp).
-long long num_microbatches(const TrainingSpec& t, const Mesh& mesh);
 
 // Share of the EP all-to-all left exposed: 1 unless --overlap-moe-expert-parallel-comm is on.
 inline constexpr double kEpOverlapExposedFraction = 0.3;
@@ -74,6 +61,9 @@ class StageCostModel {
   StageCost cost(int stage, int first_layer, int num_layers, const StageLinks& links,
                  const Mesh& mesh) const;
   const LayerCost& layer(int i) const { return layers_[i]; }
+  // Parameters of all layers on one GPU of a stage (TP-sharded dense, EP x ETP-sharded experts).
+  double total_dense_params() const { return sum_dense_.back(); }
+  double total_expert_params() const { return sum_expert_.back(); }
   int group() const { return group_; }
 
  private:

@@ -1,0 +1,35 @@
+// Baselines computed beside the search, so that the gain of its plan can be shown:
+//  - uniform: the best plan whose layer split is even -- num_layers / pp layers per stage, the
+//    first num_layers % pp stages one more -- with the GPU groups in the order the cluster lists
+//    them (a rule that never looks at GPU speed); mesh and the set of groups used are searched.
+//  - megatron_default: heterogeneity-blind -- the mesh chosen as if every GPU were the most common
+//    type, all groups in cluster order, even split -- then costed on the real GPUs.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "hapmoe/candidate_cost.hpp"
+#include "hapmoe/candidate_space.hpp"
+#include "hapmoe/search.hpp"
+
+namespace hapmoe {
+
+// One (mesh shape, group set) of the search with its lower bound (valid for every order and split).
+struct SearchEntry {
+  double bound_s;
+  int shape;
+  int set;
+};
+
+struct BaselineInputs {
+  const CandidateSpace& space;
+  const std::vector<GroupSet>& sets;
+  const std::vector<SearchEntry>& entries;  // sorted by bound
+  StageModelCache& cache;
+};
+
+std::optional<PlanEvaluation> uniform_baseline(const Scenario& s, const BaselineInputs& in);
+std::optional<PlanEvaluation> megatron_default_baseline(const Scenario& s, const BaselineInputs& in);
+
+}  // namespace hapmoe

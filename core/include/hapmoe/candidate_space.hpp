@@ -1,0 +1,114 @@
+// The search space of "megatron" mode: mesh shapes (tp, cp, dp, ep, etp, micro-batch, vpp,
+// recompute) x the GPU groups that hold stages x their order along the pipeline. Each used group
+// contributes all the whole stages it can hold (a type is used fully or left idle) as one block of
+// consecutive stages. Groups whose effective GPU spec and shape are identical are interchangeable:
+// sets and orders are enumerated up to that symmetry (as multisets), never by preset id.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hapmoe/parallel_config.hpp"
+#include "hapmoe/specs.hpp"
+
+namespace hapmoe {
+
+using PruneCounts = std::map<std::string, long long>;  // rule name -> candidates cut
+
+// A mesh shape without its pipeline size, and how many stages each node group can hold.
+struct MeshShape {
+  Mesh mesh;                          // pp = 0 until a group set is chosen
+  std::vector<int> stages_per_group;  // per cluster group; 0 = the group cannot hold this shape
+};
+
+// Groups used by a candidate, ascending (shared by every shape that can use them; a shape's pp
+// is the sum of its stages on these groups).
+struct GroupSet {
+  std::vector<int> groups;
+};
+
+class CandidateSpace {
+ public:
+  // Enumerates the mesh shapes that pass the group rules; rejections are counted into *pruned.
+  CandidateSpace(const Scenario& s, PruneCounts* pruned);
+
+  const std::vector<MeshShape>& shapes() const { return shapes_; }
+  // Class of each cluster group: equal classes <=> identical effective GPU spec and group shape.
+  const std::vector<int>& group_class() const { return class_of_; }
+
+  // Group sets of a shape up to identical groups (within a class, the lowest-index groups are
+  // used first), each with its pp; sets whose pp the search or the model excludes are counted in
+  // *pruned. Stops early (returns false) when `fn` returns false.
+  template <class F>
+  bool for_each_group_set(const MeshShape& shape, F fn, PruneCounts* pruned) const;
+
+  // The complete mesh of a shape and a set (pp filled in), or a violated rule's name.
+  bool complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string* rule) const;
+
+  // Stage groups (one per pipeline stage) of every distinct order of the set's groups, up to
+  // identical groups. Stops early when `fn` returns false.
+  template <class F>
+  bool for_each_order(const MeshShape& shape, const GroupSet& set, F fn) const;
+
+ private:
+  bool next_set(const MeshShape& shape, std::vector<int>& counts) const;
+  const Scenario& s_;
+  std::vector<MeshShape> shapes_;
+  std::vector<int> class_of_;
+  std::vector<std::vector<int>> class_groups_;  // groups of each class, ascending
+};
+
+// Group sets are counted per class: counts[c] groups of class c (its lowest-index eligible ones).
+template <class F>
+bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCounts* pruned) const {
+  std::vector<int> counts(class_groups_.size(), 0);
+  const std::vector<int>& allowed_pp = s_.search.pp;
+  const int fixed_pp = static_cast<int>(s_.search.layer_split.size());
+  while (next_set(shape, counts)) {
+    GroupSet set;
+    long long pp = 0;
+    for (size_t c = 0; c < counts.size(); ++c) {
+      int taken = 0;
+      for (int g : class_groups_[c]) {
+        if (taken == counts[c]) break;
+        if (shape.stages_per_group[g] == 0) continue;
+        set.groups.push_back(g);
+        pp += shape.stages_per_group[g];
+        ++taken;
+      }
+    }
+    const bool pp_allowed = allowed_pp.empty() || std::find(allowed_pp.begin(), allowed_pp.end(), pp) != allowed_pp.end();
+    if (pp > s_.model.num_layers || !pp_allowed || (fixed_pp > 0 && pp != fixed_pp)) {
+      ++(*pruned)["pp_range"];
+      continue;
+    }
+    std::sort(set.groups.begin(), set.groups.end());
+    if (!fn(set)) return false;
+  }
+  return true;
+}
+
+template <class F>
+bool CandidateSpace::for_each_order(const MeshShape& shape, const GroupSet& set, F fn) const {
+  // Orders of classes (std::next_permutation visits each distinct multiset permutation once);
+  // the k-th occurrence of a class in an order takes the set's k-th group of that class.
+  std::vector<int> classes;
+  for (int g : set.groups) classes.push_back(class_of_[g]);
+  std::sort(classes.begin(), classes.end());
+  std::vector<int> stage_groups;
+  std::vector<int> taken(class_groups_.size());
+  do {
+    stage_groups.clear();
+    std::fill(taken.begin(), taken.end(), 0);
+    for (int c : classes) {
+      const int g = class_groups_[c][taken[c]++];  // the set holds each class's lowest groups
+      stage_groups.insert(stage_groups.end(), shape.stages_per_group[g], g);
+    }
+    if (!fn(stage_groups)) return false;
+  } while (std::next_permutation(classes.begin(), classes.end()));
+  return true;
+}
+
+}  // namespace hapmoe

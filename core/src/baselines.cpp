@@ -1,0 +1,77 @@
+#include "hapmoe/baselines.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace hapmoe {
+
+namespace {
+
+Mesh entry_mesh(const BaselineInputs& in, const SearchEntry& e) {
+  Mesh mesh;
+  std::string rule;
+  in.space.complete_mesh(in.space.shapes()[e.shape], in.sets[e.set], &mesh, &rule);
+  return mesh;
+}
+
+}  // namespace
+
+std::optional<PlanEvaluation> uniform_baseline(const Scenario& s, const BaselineInputs& in) {
+  std::optional<PlanEvaluation> best;
+  double best_obj = 1e300;
+  std::string best_key;
+  for (const SearchEntry& e : in.entries) {
+    if (e.bound_s > best_obj) break;  // the bound holds for every order and split
+    const Mesh mesh = entry_mesh(in, e);
+    const std::vector<int> groups =
+        stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group);
+    const SplitProblem p = make_split_problem(s, mesh, groups, in.cache);
+    const std::vector<int> layers = even_split(s.model.num_layers, mesh.pp);
+    SplitCounters k;
+    const auto obj = split_objective(p, layers, &k);
+    if (!obj || *obj > best_obj) continue;
+    PlanSpec plan = plan_of(mesh, s.cluster, groups, layers);
+    std::string key = plan_key(plan);
+    if (*obj == best_obj && key >= best_key) continue;  // the key only breaks exact ties
+    best_obj = *obj;
+    best_key = std::move(key);
+    best = evaluate_split_problem(s, p, plan);
+  }
+  return best;
+}
+
+std::optional<PlanEvaluation> megatron_default_baseline(const Scenario& s, const BaselineInputs& in) {
+  // Every group treated as the most common GPU type (most GPUs; first on ties).
+  int major = 0;
+  for (size_t g = 0; g < s.cluster.groups.size(); ++g) {
+    if (s.cluster.groups[g].gpus() > s.cluster.groups[major].gpus()) major = static_cast<int>(g);
+  }
+  Scenario blind = s;
+  for (auto& g : blind.cluster.groups) g.gpu = s.cluster.groups[major].gpu;
+  StageModelCache blind_cache(blind);
+  std::optional<PlanEvaluation> pick;
+  double pick_blind = 1e300;
+  std::string pick_key;
+  for (const SearchEntry& e : in.entries) {
+    if (in.sets[e.set].groups.size() != s.cluster.groups.size()) continue;  // all groups, as Megatron would
+    const Mesh mesh = entry_mesh(in, e);
+    const std::vector<int> groups =
+        stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group);
+    const std::vector<int> layers = even_split(s.model.num_layers, mesh.pp);
+    SplitCounters k;
+    const auto blind_obj = split_objective(make_split_problem(blind, mesh, groups, blind_cache), layers, &k);
+    if (!blind_obj || *blind_obj > pick_blind) continue;
+    const SplitProblem p = make_split_problem(s, mesh, groups, in.cache);
+    const auto real = split_objective(p, layers, &k);
+    if (!real) continue;
+    PlanSpec plan = plan_of(mesh, s.cluster, groups, layers);
+    std::string key = plan_key(plan);
+    if (*blind_obj == pick_blind && pick && key >= pick_key) continue;
+    pick = evaluate_split_problem(s, p, plan);
+    pick_blind = *blind_obj;
+    pick_key = std::move(key);
+  }
+  return pick;
+}
+
+}  // namespace hapmoe

@@ -1,0 +1,144 @@
+#include "hapmoe/candidate_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hapmoe/evaluate.hpp"
+
+namespace hapmoe {
+
+size_t StageModelCache::KeyHash::operator()(const Key& k) const {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the fields
+  for (int v : {k.tp, k.cp, k.ep, k.etp, k.mbs, k.recompute, k.group}) {
+    h ^= static_cast<uint64_t>(static_cast<uint32_t>(v));
+    h *= 1099511628211ull;
+  }
+  return static_cast<size_t>(h);
+}
+
+const StageCostModel* StageModelCache::get(const Mesh& mesh, int group) {
+  const Key key{mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size, static_cast<int>(mesh.recompute), group};
+  auto it = models_.find(key);
+  if (it != models_.end()) return it->second.get();
+  auto& shape = shapes_[mesh.tp];
+  if (!shape) shape = std::make_unique<ModelShape>(derive_model_shape(s_.model, mesh.tp));
+  auto model = std::make_unique<StageCostModel>(s_, *shape, mesh, group);
+  return models_.emplace(key, std::move(model)).first->second.get();
+}
+
+SplitProblem make_split_problem(const Scenario& s, const Mesh& mesh, const std::vector<int>& stage_groups,
+                                StageModelCache& cache) {
+  SplitProblem p;
+  p.mesh = mesh;
+  p.stage_models.reserve(stage_groups.size());
+  for (size_t i = 0; i < stage_groups.size(); ++i) {
+    const bool same = i > 0 && stage_groups[i] == stage_groups[i - 1];
+    p.stage_models.push_back(same ? p.stage_models.back() : cache.get(mesh, stage_groups[i]));
+  }
+  p.links = stage_links(s.cluster, mesh.stage_gpus(), stage_groups);
+  p.num_layers = s.model.num_layers;
+  p.num_microbatches = num_microbatches(s.training, mesh);
+  p.vpp = mesh.vpp;
+  return p;
+}
+
+GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers) {
+  GroupLayerTimes t;
+  t.layer_s.resize(num_layers);
+  t.min_layer_s = 1e300;
+  for (int l = 0; l < num_layers; ++l) {
+    const LayerCost& c = model.layer(l);
+    t.layer_s[l] = c.fwd_s + c.bwd_s + c.tp_s + c.cp_s + c.ep_s;
+    t.min_layer_s = std::min(t.min_layer_s, t.layer_s[l]);
+  }
+  return t;
+}
+
+namespace {
+
+// Layers one stage of a group can hold within per-micro-batch time C (each layer >= min_layer).
+double layers_within(double c, double min_layer_s, bool fractional) {
+  const double n = c / min_layer_s * (1 + 1e-12);  // no rounding loss at exact multiples
+  return fractional ? n : std::floor(n);
+}
+
+}  // namespace
+
+double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const std::vector<int>& stages,
+                         int num_layers, long long num_microbatches, int vpp, bool fractional) {
+  double sum_c = 0;
+  for (int l = 0; l < num_layers; ++l) {
+    double best = 1e300;
+    for (const GroupLayerTimes* t : times) best = std::min(best, t->layer_s[l]);
+    sum_c += best;
+  }
+  double floor_c = 0, capacity_per_s = 0;
+  int pp = 0;
+  for (size_t g = 0; g < times.size(); ++g) {
+    floor_c = std::max(floor_c, vpp * times[g]->min_layer_s);
+    capacity_per_s += stages[g] / times[g]->min_layer_s;
+    pp += stages[g];
+  }
+  double max_c = std::max({floor_c, sum_c / pp, num_layers / capacity_per_s});
+  if (!fractional) {
+    // The least breakpoint C = n x min_layer_g at which the stages can hold all layers.
+    auto holds = [&](double c) {
+      double n = 0;
+      for (size_t g = 0; g < times.size(); ++g) n += stages[g] * layers_within(c, times[g]->min_layer_s, false);
+      return n >= num_layers;
+    };
+    double best = 1e300;
+    for (const GroupLayerTimes* t : times) {
+      // Smallest n with holds(n x min_layer): binary search on n in [1, L].
+      int lo = 1, hi = num_layers;
+      if (!holds(hi * t->min_layer_s)) continue;
+      while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (holds(mid * t->min_layer_s)) hi = mid; else lo = mid + 1;
+      }
+      best = std::min(best, lo * t->min_layer_s);
+    }
+    if (best < 1e300) max_c = std::max(max_c, best);
+  }
+  const double v = vpp;
+  return sum_c / v + (static_cast<double>(num_microbatches) - 1 / v) * max_c;
+}
+
+double static_memory_shortfall_bytes(const Scenario& s, const Mesh& mesh, const std::vector<int>& groups,
+                                     const std::vector<int>& stages_per_group, double dense_params,
+                                     double expert_params) {
+  double room = 0;
+  for (int g : groups) {
+    const GpuSpec& gpu = s.cluster.groups[g].gpu;
+    room += stages_per_group[g] * (gpu.memory_gib - gpu.reserved_memory_gib) * kGiB;
+  }
+  const double need =
+      weight_memory(dense_params, expert_params, static_cast<long long>(mesh.dp) * mesh.cp, mesh.expert_dp(), true)
+          .total();
+  return need - room;
+}
+
+}  // namespace hapmoe
+
+namespace hapmoe {
+
+PlanEvaluation evaluate_split_problem(const Scenario& s, const SplitProblem& p, const PlanSpec& plan) {
+  std::vector<const StageCostModel*> models(s.cluster.groups.size(), nullptr);
+  for (size_t i = 0; i < plan.stages.size(); ++i) models[plan.stages[i].group] = p.stage_models[i];
+  return evaluate_with_models(s, plan, models);
+}
+
+std::vector<int> stage_groups_in_cluster_order(const std::vector<int>& groups, const std::vector<int>& stages_per_group) {
+  std::vector<int> sorted = groups, out;
+  std::sort(sorted.begin(), sorted.end());
+  for (int g : sorted) out.insert(out.end(), stages_per_group[g], g);
+  return out;
+}
+
+std::vector<int> even_split(int num_layers, int stages) {
+  std::vector<int> v(stages, num_layers / stages);
+  for (int i = 0; i < num_layers % stages; ++i) v[i] += 1;
+  return v;
+}
+
+}  // namespace hapmoe

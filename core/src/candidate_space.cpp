@@ -1,0 +1,145 @@
+#include "hapmoe/candidate_space.hpp"
+
+#include "hapmoe/rules.hpp"
+
+namespace hapmoe {
+
+namespace {
+
+std::vector<int> powers_of_two_up_to(int limit) {
+  std::vector<int> v;
+  for (int x = 1; x <= limit; x *= 2) v.push_back(x);
+  return v;
+}
+
+std::vector<int> or_default(const std::vector<int>& given, std::vector<int> fallback) {
+  return given.empty() ? fallback : given;
+}
+
+// Default CP sizes: 1, and 2, 4, 8 while each CP rank keeps >= 2048 tokens of the sequence.
+std::vector<int> default_cps(int seq_length) {
+  std::vector<int> v{1};
+  for (int x = 2; x <= 8; x *= 2) {
+    if (seq_length / x >= 2048) v.push_back(x);
+  }
+  return v;
+}
+
+// Default EP sizes: the powers of two that divide num_experts.
+std::vector<int> default_eps(const ModelSpec& m) {
+  std::vector<int> v{1};
+  for (int x = 2; x <= m.num_experts; x *= 2) {
+    if (m.num_experts % x == 0) v.push_back(x);
+  }
+  return v;
+}
+
+}  // namespace
+
+CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
+  const ClusterSpec& c = s.cluster;
+  const SearchSpec& sp = s.search;
+  const int num_groups = static_cast<int>(c.groups.size());
+  // Classes of identical groups (complete effective spec and shape, never the preset id).
+  class_of_.assign(num_groups, -1);
+  for (int g = 0; g < num_groups; ++g) {
+    if (class_of_[g] >= 0) continue;
+    class_of_[g] = static_cast<int>(class_groups_.size());
+    class_groups_.push_back({g});
+    for (int h = g + 1; h < num_groups; ++h) {
+      if (class_of_[h] < 0 && c.groups[h] == c.groups[g]) {
+        class_of_[h] = class_of_[g];
+        class_groups_.back().push_back(h);
+      }
+    }
+  }
+  long long max_gpn = 0, max_group = 0;
+  for (const auto& g : c.groups) {
+    max_gpn = std::max<long long>(max_gpn, g.gpus_per_node);
+    max_group = std::max<long long>(max_group, g.gpus());
+  }
+  const std::vector<int> tps = or_default(sp.tp, powers_of_two_up_to(static_cast<int>(std::min<long long>(max_gpn, 64))));
+  const std::vector<int> cps = or_default(sp.cp, default_cps(s.training.seq_length));
+  const std::vector<int> eps = or_default(sp.ep, default_eps(s.model));
+  const std::vector<int> mbss = or_default(sp.micro_batch_size, {1, 2});
+  const std::vector<int> vpps = or_default(sp.vpp, {1, 2, 4});
+  const std::vector<Recompute> rcs =
+      sp.recompute.empty() ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
+                           : sp.recompute;
+  for (int tp : tps) {
+    for (int cp : cps) {
+      for (long long dp = 1; static_cast<long long>(tp) * cp * dp <= max_group; ++dp) {
+        if (s.training.global_batch_size % dp != 0) continue;  // no micro-batch size can divide it
+        Mesh base;
+        base.tp = tp;
+        base.cp = cp;
+        base.dp = static_cast<int>(dp);
+        base.pp = 0;
+        base.sequence_parallel = tp > 1;
+        const long long stage = base.stage_gpus();
+        std::vector<int> stages(num_groups, 0);
+        bool any = false;
+        for (int g = 0; g < num_groups; ++g) {
+          if (c.groups[g].gpus() < stage) continue;
+          if (auto v = check_group_rules(s, base, g)) {
+            ++(*pruned)[v->rule];
+            continue;
+          }
+          stages[g] = static_cast<int>(c.groups[g].gpus() / stage);
+          any = true;
+        }
+        if (!any) continue;
+        const std::vector<int> etps_default = tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
+        for (int ep : eps) {
+          for (int etp : or_default(sp.etp, etps_default)) {
+            for (int mbs : mbss) {
+              for (int vpp : vpps) {
+                for (Recompute rc : rcs) {
+                  MeshShape shape{base, stages};
+                  shape.mesh.ep = ep;
+                  shape.mesh.etp = etp;
+                  shape.mesh.micro_batch_size = mbs;
+                  shape.mesh.vpp = vpp;
+                  shape.mesh.recompute = rc;
+                  if (auto v = check_shape_rules(s, shape.mesh)) {
+                    ++(*pruned)[v->rule];
+                    continue;
+                  }
+                  shapes_.push_back(std::move(shape));
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+bool CandidateSpace::next_set(const MeshShape& shape, std::vector<int>& counts) const {
+  // Odometer over counts[c] in [0, eligible groups of class c]; skips the empty set.
+  for (size_t c = 0; c < counts.size(); ++c) {
+    const int eligible = shape.stages_per_group[class_groups_[c].front()] > 0
+                             ? static_cast<int>(class_groups_[c].size())
+                             : 0;
+    if (counts[c] < eligible) {
+      ++counts[c];
+      return true;
+    }
+    counts[c] = 0;
+  }
+  return false;
+}
+
+bool CandidateSpace::complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string* rule) const {
+  *out = shape.mesh;
+  out->pp = 0;
+  for (int g : set.groups) out->pp += shape.stages_per_group[g];
+  if (auto v = check_pipeline_rules(s_, *out)) {
+    *rule = v->rule;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace hapmoe

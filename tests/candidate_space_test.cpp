@@ -1,0 +1,92 @@
+// The candidate space: group identity by complete effective spec (never the preset id), group
+// sets and orders up to identical groups.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "hapmoe/candidate_space.hpp"
+#include "test_scenarios.hpp"
+
+using namespace hapmoe;
+using nlohmann::json;
+
+namespace {
+Scenario with_groups(const json& groups) {
+  return testing::scenario_from({{"model", testing::small_moe_model()},
+                                 {"cluster", {{"name", "t"}, {"groups", groups}}},
+                                 {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}},
+                                 {"search", {{"tp", {8}}, {"cp", {1}}, {"ep", {8}}, {"etp", {1}},
+                                             {"micro_batch_size", {1}}, {"vpp", {1}}, {"recompute", "none"}}}});
+}
+json node(const json& gpu) { return {{"gpu", gpu}, {"nodes", 1}, {"gpus_per_node", 8}}; }
+}  // namespace
+
+TEST_CASE("identical groups share a class; any overridden field separates them") {
+  PruneCounts pruned;
+  const Scenario same = with_groups({node("h100-sxm"), node("h100-sxm"), node("a100-sxm-80gb")});
+  const CandidateSpace a(same, &pruned);
+  CHECK(a.group_class() == std::vector<int>({0, 0, 1}));
+  for (const json& override : {json{{"gemm_efficiency", 0.6}}, json{{"memory_gib", 64}}, json{{"hbm_gbps", 3000}},
+                               json{{"reserved_memory_gib", 6}}, json{{"inter_node_efficiency", 0.7}}}) {
+    json derated = override;
+    derated["preset"] = "h100-sxm";
+    const CandidateSpace b(with_groups({node("h100-sxm"), node(derated), node("a100-sxm-80gb")}), &pruned);
+    CHECK_MESSAGE(b.group_class() == std::vector<int>({0, 1, 2}), override.dump());
+  }
+}
+
+TEST_CASE("group sets and orders are enumerated up to identical groups") {
+  PruneCounts pruned;
+  // Two identical H100 nodes + one A100 node, one stage each (tp 8 x dp 1).
+  const Scenario s = with_groups({node("h100-sxm"), node("h100-sxm"), node("a100-sxm-80gb")});
+  const CandidateSpace space(s, &pruned);
+  const MeshShape* shape = nullptr;
+  for (const auto& sh : space.shapes()) {
+    if (sh.mesh.dp == 1) shape = &sh;
+  }
+  REQUIRE(shape != nullptr);
+  std::set<std::vector<int>> sets;
+  std::set<std::vector<int>> orders;
+  long long order_count = 0;
+  space.for_each_group_set(*shape, [&](const GroupSet& g) {
+    sets.insert(g.groups);
+    space.for_each_order(*shape, g, [&](const std::vector<int>& stage_groups) {
+      orders.insert(stage_groups);
+      ++order_count;
+      return true;
+    });
+    return true;
+  }, &pruned);
+  // Sets: {H}, {H,H}, {A}, {H,A}, {H,H,A} -- the second H100 alone is the same as the first.
+  CHECK(sets == std::set<std::vector<int>>({{0}, {0, 1}, {2}, {0, 2}, {0, 1, 2}}));
+  // Orders: 1 + 1 + 1 + 2 (HA, AH) + 3 (HHA, HAH, AHH): never two orders differing only by
+  // which H100 group comes first.
+  CHECK(order_count == 8);
+  CHECK(orders.size() == 8);
+  CHECK(orders.count({0, 2, 1}) == 1);
+  CHECK(orders.count({1, 2, 0}) == 0);
+}
+
+TEST_CASE("three distinct types give every order") {
+  PruneCounts pruned;
+  const Scenario s = with_groups({node("h100-sxm"), node("h20"), node("a100-sxm-80gb")});
+  const CandidateSpace space(s, &pruned);
+  const MeshShape& shape = space.shapes().front();
+  long long full_orders = 0;
+  space.for_each_group_set(shape, [&](const GroupSet& g) {
+    if (g.groups.size() == 3) {
+      space.for_each_order(shape, g, [&](const std::vector<int>&) { return ++full_orders, true; });
+    }
+    return true;
+  }, &pruned);
+  CHECK(full_orders == 6);
+}
+
+TEST_CASE("group rules cut groups per shape and are counted") {
+  PruneCounts pruned;
+  // A 4-GPU-per-node group cannot hold tp 8.
+  const Scenario s = with_groups({node("h100-sxm"), {{"gpu", "a100-sxm-80gb"}, {"nodes", 2}, {"gpus_per_node", 4}}});
+  const CandidateSpace space(s, &pruned);
+  for (const auto& sh : space.shapes()) CHECK(sh.stages_per_group[1] == 0);
+  CHECK(pruned["tp_in_scale_up_domain"] > 0);
+}

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hapmoe/cost_memory.hpp"
 #include "hapmoe/evaluate.hpp"
 
 namespace hapmoe {
@@ -64,8 +65,35 @@ double layers_within(double c, double min_layer_s, bool fractional) {
 
 }  // namespace
 
+int max_layers_in_memory(const Scenario& s, const StageCostModel& model, const Mesh& mesh) {
+  const GpuSpec& gpu = s.cluster.groups[model.group()].gpu;
+  const double room = (gpu.memory_gib - gpu.reserved_memory_gib) * kGiB;
+  const long long dense_shards = static_cast<long long>(mesh.dp) * mesh.cp;
+  double least = 1e300;
+  for (int l = 0; l < s.model.num_layers; ++l) {
+    const LayerCost& c = model.layer(l);
+    const double bytes =
+        weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(), s.training.use_distributed_optimizer)
+            .total() +
+        c.activation_bytes;
+    least = std::min(least, bytes);
+  }
+  if (room <= 0) return 0;
+  if (least <= 0) return s.model.num_layers;
+  return static_cast<int>(std::min<double>(s.model.num_layers, std::floor(room / least * (1 + 1e-12))));
+}
+
 double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const std::vector<int>& stages,
-                         int num_layers, long long num_microbatches, int vpp, bool fractional) {
+                         int num_layers, long long num_microbatches, int vpp, bool fractional,
+                         const std::vector<int>* max_layers) {
+  if (max_layers) {
+    long long room = 0;
+    for (size_t g = 0; g < times.size(); ++g) {
+      if ((*max_layers)[g] < vpp) return 1e300;  // a stage of this group cannot hold its chunks
+      room += static_cast<long long>(stages[g]) * (*max_layers)[g];
+    }
+    if (room < num_layers) return 1e300;
+  }
   double sum_c = 0;
   for (int l = 0; l < num_layers; ++l) {
     double best = 1e300;
@@ -84,7 +112,11 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
     // The least breakpoint C = n x min_layer_g at which the stages can hold all layers.
     auto holds = [&](double c) {
       double n = 0;
-      for (size_t g = 0; g < times.size(); ++g) n += stages[g] * layers_within(c, times[g]->min_layer_s, false);
+      for (size_t g = 0; g < times.size(); ++g) {
+        double per_stage = layers_within(c, times[g]->min_layer_s, false);
+        if (max_layers) per_stage = std::min<double>(per_stage, (*max_layers)[g]);
+        n += stages[g] * per_stage;
+      }
       return n >= num_layers;
     };
     double best = 1e300;

@@ -162,7 +162,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   auto threshold = [&]() { return best.size() < top_k ? 1e300 : best.back().objective; };
   const std::vector<int>& fixed = s.search.layer_split;
   std::vector<const GroupLayerTimes*> tv;
-  std::vector<int> stages;
+  std::vector<int> stages, caps;
   size_t done = 0;
   for (const SearchEntry& e : entries) {
     if (control.cancel && control.cancel->load()) {
@@ -182,12 +182,20 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
     space.complete_mesh(shape, set, &mesh, &rule);
     tv.clear();
     stages.clear();
+    caps.clear();
     for (int g : set.groups) {
-      tv.push_back(&times.get(cache.get(mesh, g)));
+      const StageCostModel* model = cache.get(mesh, g);
+      tv.push_back(&times.get(model));
       stages.push_back(shape.stages_per_group[g]);
+      caps.push_back(max_layers_in_memory(s, *model, mesh));
     }
-    if (set_lower_bound_s(tv, stages, s.model.num_layers, num_microbatches(s.training, mesh), mesh.vpp, false) >=
-        threshold()) {
+    const double tight =
+        set_lower_bound_s(tv, stages, s.model.num_layers, num_microbatches(s.training, mesh), mesh.vpp, false, &caps);
+    if (tight >= 1e300) {
+      ++st.pruned["stage_memory_bound"];
+      continue;
+    }
+    if (tight >= threshold()) {
       ++st.pruned["bottleneck_bound"];
       continue;
     }

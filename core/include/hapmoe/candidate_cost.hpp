@@ -58,8 +58,16 @@ GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers);
 //   max_c >= the bottleneck: the least C with sum_g stages[g] x floor(C / min_layer_g) >= L, and
 //            C >= vpp x min_layer_g for every group (each stage holds at least vpp layers).
 // `fractional` drops the floor (cheaper, looser): C >= L / sum_g (stages[g] / min_layer_g).
+// max_layers (optional, per group): at most that many layers fit on one stage of the group;
+// a set whose stages cannot hold num_layers at all gets 1e300.
 double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const std::vector<int>& stages,
-                         int num_layers, long long num_microbatches, int vpp, bool fractional);
+                         int num_layers, long long num_microbatches, int vpp, bool fractional,
+                         const std::vector<int>* max_layers = nullptr);
+
+// An upper bound on the layers one stage of this model's group can hold in memory at any
+// position: every layer costs at least the smallest per-layer weights + gradients + optimizer
+// state (sharded as `mesh` shards them) + one micro-batch of activations; no stage extras.
+int max_layers_in_memory(const Scenario& s, const StageCostModel& model, const Mesh& mesh);
 
 // Weights, gradients and optimizer state of all layers (with distributed-optimizer sharding, the
 // most favourable case) against the free memory of the stages. Returns the shortfall in bytes

@@ -64,6 +64,10 @@ class StageCostModel {
   // Parameters of all layers on one GPU of a stage (TP-sharded dense, EP x ETP-sharded experts).
   double total_dense_params() const { return sum_dense_.back(); }
   double total_expert_params() const { return sum_expert_.back(); }
+  // Per-micro-batch time the first stage (input embedding) and the last stage (output layer,
+  // loss, MTP) add on top of their layers.
+  double first_extra_s() const { return first_extras_.fwd_s + first_extras_.bwd_s + first_extras_.tp_s + first_extras_.ep_s; }
+  double last_extra_s() const { return last_extras_.fwd_s + last_extras_.bwd_s + last_extras_.tp_s + last_extras_.ep_s; }
   int group() const { return group_; }
 
  private:

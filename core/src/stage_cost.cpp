@@ -11,16 +11,17 @@ long long num_microbatches(const TrainingSpec& t, const Mesh& mesh) {
   return t.global_batch_size / (static_cast<long long>(mesh.micro_batch_size) * mesh.dp);
 }
 
-double ep_exposed_fraction(const TrainingSpec& t) {
-  return t.overlap_moe_expert_parallel_comm ? kEpOverlapExposedFraction : 1.0;
-}
-
 namespace {
 
 constexpr double kBf16 = 2;
 // Elementwise traffic per token on the attention side, in hidden-size elements: two RMSNorms
 // (read + write), two residual adds (read 2, write 1).
 constexpr double kAttnSideElementsPerHidden = 10;
+// --overlap-moe-expert-parallel-comm pairs the forward of one micro-batch with the backward
+// of another, so a layer's dispatch/combine hides behind the other micro-batch's compute; the
+// share that stays exposed even when compute is longer (SM contention, unpaired warm-up and
+// cool-down micro-batches) is an assumption, not a published figure.
+constexpr double kEpOverlapMinExposedFraction = 0.1;
 // Megatron's default DDP bucket: max(40M, 1M x DP) parameters.
 constexpr double kDdpBucketParams = 40e6;
 
@@ -33,7 +34,7 @@ struct LayerContext {
   const NodeGroup& g;
   double tok = 0;   // tokens per micro-batch on this CP rank
   double tt = 0;    // tokens whose hidden-size tensors this GPU holds (SP-sharded)
-  Link tp_link, cp_link, scale_up, scale_out;
+  Link tp_link, cp_link, a2a_up, a2a_out;
   int ep_local = 1;
 
   LayerContext(const Scenario& s, const ModelShape& sh, const Mesh& me, int group)
@@ -42,20 +43,25 @@ struct LayerContext {
     tt = mesh.sequence_parallel ? tok / mesh.tp : tok;
     tp_link = group_link(g, mesh.tp);
     cp_link = group_link(g, static_cast<long long>(mesh.tp) * mesh.cp);
-    scale_up = scale_up_link(g);
-    scale_out = scale_out_link(g);
-    const long long span = static_cast<long long>(mesh.ep) * mesh.etp;
-    ep_local = span <= g.gpus_per_node ? mesh.ep : std::max(1, g.gpus_per_node / mesh.etp);
+    a2a_up = alltoall_scale_up_link(g);
+    a2a_out = alltoall_scale_out_link(g);
+    ep_local = ep_ranks_per_node(g, mesh.ep, mesh.etp);
   }
   ActivationInputs act_inputs() const {
     return {tok, mesh.tp, mesh.sequence_parallel, mesh.etp, t.moe_load_imbalance, mesh.recompute};
   }
   Precision p() const { return t.precision; }
+  bool graphs() const { return t.cuda_graphs; }
   double hidden_bytes() const { return tok * m.hidden_size * kBf16; }
 };
 
 struct Split {  // forward and backward pieces before exposure/recompute rules
   double fwd = 0, bwd = 0;
+  Split& operator+=(const Split& o) {
+    fwd += o.fwd;
+    bwd += o.bwd;
+    return *this;
+  }
 };
 
 // Attention block compute: projections (GEMM), core (flash attention, BF16), elementwise.
@@ -74,7 +80,6 @@ Split attention_compute(const LayerContext& c, int layer, double* core_fwd_s) {
     elem = c.tok * (m.num_attention_heads + m.query_groups()) * m.head_dim() * 2 / tp;  // rope
   }
   elem += kAttnSideElementsPerHidden * c.tt * h;
-  if (c.p() == Precision::kFp8) elem += 1.5 * c.tok * (h + m.num_attention_heads * v / tp);  // casts
   const double gemm_flops = 2 * c.tok * c.shape.attention_gemm_params / tp;
   const double window = m.layer_is_windowed(layer) ? m.window_size : 0;
   const double core_flops =
@@ -82,7 +87,8 @@ Split attention_compute(const LayerContext& c, int layer, double* core_fwd_s) {
       c.mesh.micro_batch_size / (tp * c.mesh.cp);
   const double gemm = gemm_time_s(gemm_flops, min_dim, c.g.gpu, c.p());
   const double core = attention_core_time_s(core_flops, c.g.gpu);
-  const double ew = elementwise_time_s(elem * kBf16, c.g.gpu);
+  const double ew = elementwise_time_s(
+      elem * kBf16 + fp8_cast_bytes(c.tok * (h + m.num_attention_heads * v / tp), c.p()), c.g.gpu);
   *core_fwd_s = core;
   return {gemm + core + ew, kGemmBackwardFactor * gemm + kAttentionBackwardFactor * core + 2 * ew};
 }
@@ -90,15 +96,21 @@ Split attention_compute(const LayerContext& c, int layer, double* core_fwd_s) {
 Split dense_mlp_compute(const LayerContext& c, int ffn_width, double params) {
   const double tp = c.mesh.tp, h = c.m.hidden_size;
   const double gemm = gemm_time_s(2 * c.tok * params / tp, std::min<double>(h, ffn_width / tp), c.g.gpu, c.p());
-  double elem = c.tok * ffn_width / tp * (c.m.swiglu ? 3 : 2);
-  if (c.p() == Precision::kFp8) elem += 1.5 * c.tok * (h + ffn_width / tp);
-  const double ew = elementwise_time_s(elem * kBf16, c.g.gpu);
+  const double elem = c.tok * ffn_width / tp * (c.m.swiglu ? 3 : 2);
+  const double ew = elementwise_time_s(elem * kBf16 + fp8_cast_bytes(c.tok * (h + ffn_width / tp), c.p()),
+                                       c.g.gpu);
   return {gemm + ew, kGemmBackwardFactor * gemm + 2 * ew};
 }
 
-// Routed experts + router (+ shared expert). Expert FLOPs per GPU are k x tokens / TP
-// regardless of EP (DESIGN.md); EP sets tokens per local expert and the fixed per-expert cost.
-Split moe_compute(const LayerContext& c, double* act_fwd_s) {
+// MoE block GPU time, split at the dispatcher's token-count synchronisation: `pre` = router (+
+// shared expert), `experts` = routed grouped GEMMs and the token traffic around them
+// (moe_token_traffic_bytes + FP8 casts). Expert FLOPs per GPU are k x tokens / TP regardless of
+// EP (DESIGN.md); EP sets the tokens per local expert.
+struct MoeSplit {
+  Split pre, experts;
+  double act_fwd_s = 0;  // expert activation alone (what moe_act recompute re-runs)
+};
+MoeSplit moe_compute(const LayerContext& c) {
   const ModelSpec& m = c.m;
   const double tp = c.mesh.tp, h = m.hidden_size, k = m.moe_router_topk, rho = c.t.moe_load_imbalance;
   const double copies = k * c.tok / tp * rho;
@@ -109,18 +121,16 @@ Split moe_compute(const LayerContext& c, double* act_fwd_s) {
                                             std::min<double>(h, m.moe_ffn_hidden_size / c.mesh.etp),
                                             c.g.gpu, c.p());
   const double router = gemm_time_s(2 * c.tt * h * m.num_experts, m.num_experts, c.g.gpu, Precision::kBf16);
-  const double act_elem = copies * m.moe_ffn_hidden_size * (m.swiglu ? 3 : 2);
-  double elem = 4 * copies * c.mesh.etp * h  // permute + un-permute (read + write)
-                + act_elem + c.tt * m.num_experts * 3 * 2;  // fp32 router softmax / top-k
-  if (c.p() == Precision::kFp8) elem += 1.5 * copies * (c.mesh.etp * h + m.moe_ffn_hidden_size);
-  const double ew = elementwise_time_s(elem * kBf16, c.g.gpu);
-  const double fixed = expert_overhead_s(static_cast<double>(m.num_experts) / c.mesh.ep, c.g.gpu, c.p());
-  *act_fwd_s = elementwise_time_s(act_elem * kBf16, c.g.gpu);
-  Split s{routed + router + ew + fixed, kGemmBackwardFactor * (routed + router) + 2 * (ew + fixed)};
+  const double traffic =
+      moe_token_traffic_bytes(copies, c.mesh.etp * h, m.moe_ffn_hidden_size, m.swiglu, c.tt, m.num_experts) +
+      fp8_cast_bytes(copies * (c.mesh.etp * h + m.moe_ffn_hidden_size), c.p());
+  const double ew = elementwise_time_s(traffic, c.g.gpu);
+  MoeSplit s;
+  s.act_fwd_s = elementwise_time_s(copies * m.moe_ffn_hidden_size * (m.swiglu ? 3 : 2) * kBf16, c.g.gpu);
+  s.experts = {routed + ew, kGemmBackwardFactor * routed + 2 * ew};
+  s.pre = {router, kGemmBackwardFactor * router};
   if (m.moe_shared_expert_intermediate_size > 0) {
-    const Split sh = dense_mlp_compute(c, m.moe_shared_expert_intermediate_size, c.shape.shared_expert_params);
-    s.fwd += sh.fwd;
-    s.bwd += sh.bwd;
+    s.pre += dense_mlp_compute(c, m.moe_shared_expert_intermediate_size, c.shape.shared_expert_params);
   }
   return s;
 }
@@ -158,38 +168,52 @@ double ep_comm_fwd_s(const LayerContext& c) {
   if (c.t.moe_token_dispatcher_type == Dispatcher::kAllgather) {
     const long long n = static_cast<long long>(c.mesh.tp) * ep;
     const Link link = group_link(c.g, n * c.mesh.cp);
-    t = 2 * ring_collective_time_s(c.tok * ep * h * kBf16, n, link);  // tok/tp tokens from each of tp x ep ranks
+    t = 2 * ring_collective_time_s(allgather_dispatch_bytes(c.tok / c.mesh.tp, h * kBf16, static_cast<int>(n)), n,
+                                   link);
   } else if (ep > 1) {
-    // Across nodes a token travels once per distinct remote node and fans out inside it
-    // (hierarchical dispatch; DESIGN.md "What moves MoE step time most").
-    const bool dedup = true;
     const AlltoallTraffic traffic =
-        ep_dispatch_traffic(c.tok / c.mesh.tp, h * kBf16, m.moe_router_topk, ep, c.ep_local, dedup,
-                            m.moe_router_num_groups, m.moe_router_group_topk);
-    t = 2 * alltoall_time_s(traffic, c.scale_up, c.scale_out) * rho;
+        ep_dispatch_traffic(c.t.moe_token_dispatcher_type, c.tok / c.mesh.tp, h * kBf16, m.moe_router_topk,
+                            ep, c.ep_local, m.moe_router_num_groups, m.moe_router_group_topk);
+    t = 2 * alltoall_time_s(traffic, c.a2a_up, c.a2a_out) * rho;
   }
   if (etp > 1) {
     const double copies = m.moe_router_topk * c.tok / c.mesh.tp * rho;
     t += 2 * ring_collective_time_s(copies * etp * h * kBf16, etp, group_link(c.g, etp));
   }
-  return t * ep_exposed_fraction(c.t);
+  return t;
 }
 
 LayerCost make_layer_cost(const LayerContext& c, int layer) {
   const ModelSpec& m = c.m;
   LayerCost lc;
   double core_fwd = 0, act_fwd = 0;
-  const Split attn = attention_compute(c, layer, &core_fwd);
+  Split gpu = attention_compute(c, layer, &core_fwd);
+  Split experts;  // launched after the dispatcher's token-count sync
+  double expert_host = 0;
+  if (m.layer_is_moe(layer)) {
+    const MoeSplit moe = moe_compute(c);
+    gpu += moe.pre;
+    experts = moe.experts;
+    act_fwd = moe.act_fwd_s;
+    expert_host = expert_host_launch_s(static_cast<double>(m.num_experts) / c.mesh.ep, c.g.gpu);
+  } else {
+    gpu += dense_mlp_compute(c, m.ffn_hidden_size, c.shape.dense_mlp_params);
+  }
+  // Forward: the host cannot run ahead across the token-count sync, so the sections before and
+  // after it are each max(GPU, host); backward has no sync: one max over the whole layer.
+  const double layer_host = layer_host_launch_s(c.g.gpu);
+  lc.fwd_s = host_bound_time_s(gpu.fwd, layer_host, c.graphs()) +
+             host_bound_time_s(experts.fwd, expert_host, c.graphs());
+  lc.bwd_s = host_bound_time_s(gpu.bwd + experts.bwd, kHostBackwardFactor * (layer_host + expert_host),
+                               c.graphs());
   const bool moe = m.layer_is_moe(layer);
-  const Split mlp = moe ? moe_compute(c, &act_fwd)
-                        : dense_mlp_compute(c, m.ffn_hidden_size, c.shape.dense_mlp_params);
-  const double overhead = layer_overhead_s(c.g.gpu);
-  lc.fwd_s = attn.fwd + mlp.fwd + overhead;
-  lc.bwd_s = attn.bwd + mlp.bwd + 2 * overhead;
 
   const double tp_f = tp_comm_fwd_s(c, layer);
   const Split cp = cp_comm(c, core_fwd);
-  const double ep_f = moe ? ep_comm_fwd_s(c) : 0;
+  double ep_f = moe ? ep_comm_fwd_s(c) : 0;  // forward; backward moves the same bytes
+  if (c.t.overlap_moe_expert_parallel_comm) {
+    ep_f = exposed_after_overlap_s(2 * ep_f, lc.fwd_s + lc.bwd_s, kEpOverlapMinExposedFraction) / 2;
+  }
   lc.tp_s = 2 * tp_f;
   lc.cp_s = cp.fwd + cp.bwd;
   lc.ep_s = 2 * ep_f;

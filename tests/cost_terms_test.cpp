@@ -600,3 +600,31 @@ TEST_CASE("no communication term of an example plan implies more than its link's
     }
   }
 }
+
+TEST_CASE("fp8_recipe_for: the request if every GPU runs it, else the best shared recipe") {
+  hapmoe::GpuSpec hopper = round_gpu(), blackwell = round_gpu(), ampere = no_fp8_gpu();
+  hopper.fp8_recipes = {"tensorwise", "blockwise"};
+  blackwell.fp8_recipes = {"mxfp8", "tensorwise", "blockwise"};
+  CHECK(hapmoe::fp8_recipe_for("", {&blackwell}) == "mxfp8");
+  CHECK(hapmoe::fp8_recipe_for("", {&blackwell, &hopper}) == "tensorwise");
+  CHECK(hapmoe::fp8_recipe_for("blockwise", {&blackwell, &hopper}) == "blockwise");
+  CHECK(hapmoe::fp8_recipe_for("mxfp8", {&blackwell, &hopper}).empty());
+  CHECK(hapmoe::fp8_recipe_for("", {&hopper, &ampere}).empty());
+}
+
+TEST_CASE("GPU presets: capabilities are fields, constants carry their source") {
+  const auto catalog = hapmoe::load_builtin_presets();
+  for (auto it = catalog.gpus.begin(); it != catalog.gpus.end(); ++it) {
+    CAPTURE(it.key());
+    const auto g = hapmoe::parse_gpu(nlohmann::json(it.key()), "gpu", catalog);
+    REQUIRE(g.ok());
+    CHECK(!g->generation.empty());
+    CHECK(!g->efficiency_source.empty());
+    CHECK(g->host_link_gbps > 0);
+    CHECK(g->fp8_tflops.has_value() == !g->fp8_recipes.empty());  // FP8 rate <=> an FP8 recipe
+    // An efficiency not fitted on a calibration row of its own generation is listed as assumed.
+    if (g->generation != "hopper" && g->generation != "blackwell") {
+      CHECK(std::find(g->assumed.begin(), g->assumed.end(), "gemm_efficiency") != g->assumed.end());
+    }
+  }
+}

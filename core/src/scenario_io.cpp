@@ -111,7 +111,14 @@ GpuSpec read_gpu(const json& v, const std::string& path, const PresetCatalog& pr
       r.get_number("alltoall_intra_node_efficiency", 0, 1, g.alltoall_intra_node_efficiency, true);
   g.alltoall_inter_node_efficiency =
       r.get_number("alltoall_inter_node_efficiency", 0, 1, g.alltoall_inter_node_efficiency, true);
-  g.assumed = read_string_list(r, "assumed", {});
+  g.assumed = read_string_list(
+      r, "assumed",
+      {"memory_gib", "bf16_tflops", "fp8_tflops", "hbm_gbps", "intra_node_gbps", "inter_node_gbps",
+       "host_link_gbps", "reserved_memory_gib", "fp8_recipes", "gemm_efficiency", "fp8_gemm_speedup",
+       "attention_efficiency", "grouped_gemm_half_tokens", "expert_host_us", "layer_host_us", "hbm_efficiency",
+       "intra_node_efficiency", "inter_node_efficiency", "alltoall_intra_node_efficiency",
+       "alltoall_inter_node_efficiency"});
+  g.efficiency_source = r.get_string("efficiency_source", std::string());
   g.source = r.get_string("source", std::string());
   r.finish();
   if (g.reserved_memory_gib >= g.memory_gib) {

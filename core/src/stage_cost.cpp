@@ -13,7 +13,26 @@ long long num_microbatches(const TrainingSpec& t, const Mesh& mesh) {
 
 namespace {
 
-constexpr double kBf16 = 2;
+constexpr double kBf16 = 2;  // bytes per BF16 element (activations, hidden states on the wire)
+constexpr double kFp32 = 4;  // bytes per fp32 element (logits, embedding gradients)
+constexpr double kFlopsPerMac = 2;  // one multiply-add = 2 FLOPs (Megatron's FLOPs formula)
+// Backward of an elementwise kernel reads the output gradient and the saved input and writes
+// the input gradient: about twice the forward traffic.
+constexpr double kElementwiseBackwardFactor = 2;
+// Communication of a forward pass is mirrored in backward (gradients of the same tensors).
+constexpr double kCommFwdPlusBwd = 2;
+// Dispatch and combine: the token all-to-all (or gather/scatter) runs twice per MoE forward.
+constexpr double kDispatchCombine = 2;
+// Selective recompute re-runs the two norms (read + write each) before their backward.
+constexpr double kNormRecomputeElementsPerHidden = 4;
+// Embedding lookup: read the row, write the output (per token, hidden-size elements).
+constexpr double kEmbeddingFwdElementsPerHidden = 2;
+// Embedding backward: fp32 scatter-add reads and writes the gradient row and the output grad.
+constexpr double kEmbeddingBwdElementsPerHidden = 4;
+// Cross-entropy over fp32 logits: max, exp-sum and gradient passes over the vocabulary.
+constexpr double kLossPassesPerLogit = 3;
+// MTP's projection of [embedding; hidden] (2h) back to h: 2h x h weights (DeepSeek-V3 MTP).
+constexpr double kMtpProjInputsPerHidden = 2;
 // Elementwise traffic per token on the attention side, in hidden-size elements: two RMSNorms
 // (read + write), two residual adds (read 2, write 1).
 constexpr double kAttnSideElementsPerHidden = 10;
@@ -80,7 +99,7 @@ Split attention_compute(const LayerContext& c, int layer, double* core_fwd_s) {
     elem = c.tok * (m.num_attention_heads + m.query_groups()) * m.head_dim() * 2 / tp;  // rope
   }
   elem += kAttnSideElementsPerHidden * c.tt * h;
-  const double gemm_flops = 2 * c.tok * c.shape.attention_gemm_params / tp;
+  const double gemm_flops = kFlopsPerMac * c.tok * c.shape.attention_gemm_params / tp;
   const double window = m.layer_is_windowed(layer) ? m.window_size : 0;
   const double core_flops =
       attention_core_fwd_flops(c.t.seq_length, window, m.num_attention_heads, qk, v) *
@@ -90,16 +109,18 @@ Split attention_compute(const LayerContext& c, int layer, double* core_fwd_s) {
   const double ew = elementwise_time_s(
       elem * kBf16 + fp8_cast_bytes(c.tok * (h + m.num_attention_heads * v / tp), c.p()), c.g.gpu);
   *core_fwd_s = core;
-  return {gemm + core + ew, kGemmBackwardFactor * gemm + kAttentionBackwardFactor * core + 2 * ew};
+  return {gemm + core + ew,
+          kGemmBackwardFactor * gemm + kAttentionBackwardFactor * core + kElementwiseBackwardFactor * ew};
 }
 
 Split dense_mlp_compute(const LayerContext& c, int ffn_width, double params) {
   const double tp = c.mesh.tp, h = c.m.hidden_size;
-  const double gemm = gemm_time_s(2 * c.tok * params / tp, std::min<double>(h, ffn_width / tp), c.g.gpu, c.p());
+  const double gemm =
+      gemm_time_s(kFlopsPerMac * c.tok * params / tp, std::min<double>(h, ffn_width / tp), c.g.gpu, c.p());
   const double elem = c.tok * ffn_width / tp * (c.m.swiglu ? 3 : 2);
   const double ew = elementwise_time_s(elem * kBf16 + fp8_cast_bytes(c.tok * (h + ffn_width / tp), c.p()),
                                        c.g.gpu);
-  return {gemm + ew, kGemmBackwardFactor * gemm + 2 * ew};
+  return {gemm + ew, kGemmBackwardFactor * gemm + kElementwiseBackwardFactor * ew};
 }
 
 // MoE block GPU time, split at the dispatcher's token-count synchronisation: `pre` = router (+
@@ -116,18 +137,19 @@ MoeSplit moe_compute(const LayerContext& c) {
   const double copies = k * c.tok / tp * rho;
   const double tokens_per_expert =
       static_cast<double>(c.mesh.etp) * c.mesh.ep * k * c.tok / (tp * m.num_experts);
-  const double routed_flops = 2 * copies * c.shape.expert_params;
+  const double routed_flops = kFlopsPerMac * copies * c.shape.expert_params;
   const double routed = grouped_gemm_time_s(routed_flops, tokens_per_expert,
                                             std::min<double>(h, m.moe_ffn_hidden_size / c.mesh.etp),
                                             c.g.gpu, c.p());
-  const double router = gemm_time_s(2 * c.tt * h * m.num_experts, m.num_experts, c.g.gpu, Precision::kBf16);
+  const double router =
+      gemm_time_s(kFlopsPerMac * c.tt * h * m.num_experts, m.num_experts, c.g.gpu, Precision::kBf16);
   const double traffic =
       moe_token_traffic_bytes(copies, c.mesh.etp * h, m.moe_ffn_hidden_size, m.swiglu, c.tt, m.num_experts) +
       fp8_cast_bytes(copies * (c.mesh.etp * h + m.moe_ffn_hidden_size), c.p());
   const double ew = elementwise_time_s(traffic, c.g.gpu);
   MoeSplit s;
   s.act_fwd_s = elementwise_time_s(copies * m.moe_ffn_hidden_size * (m.swiglu ? 3 : 2) * kBf16, c.g.gpu);
-  s.experts = {routed + ew, kGemmBackwardFactor * routed + 2 * ew};
+  s.experts = {routed + ew, kGemmBackwardFactor * routed + kElementwiseBackwardFactor * ew};
   s.pre = {router, kGemmBackwardFactor * router};
   if (m.moe_shared_expert_intermediate_size > 0) {
     s.pre += dense_mlp_compute(c, m.moe_shared_expert_intermediate_size, c.shape.shared_expert_params);
@@ -155,7 +177,7 @@ Split cp_comm(const LayerContext& c, double core_fwd_s) {
   const double comm = (c.mesh.cp - 1) * p2p_time_s(step_bytes, c.cp_link);
   const double window = core_fwd_s * (c.mesh.cp - 1) / c.mesh.cp;
   return {exposed_after_overlap_s(comm, window, 0),
-          exposed_after_overlap_s(2 * comm, kAttentionBackwardFactor * window, 0)};
+          exposed_after_overlap_s(kCommFwdPlusBwd * comm, kAttentionBackwardFactor * window, 0)};
 }
 
 // Token dispatch + combine of one MoE layer's forward (alltoall / flex over EP, allgather over
@@ -168,17 +190,17 @@ double ep_comm_fwd_s(const LayerContext& c) {
   if (c.t.moe_token_dispatcher_type == Dispatcher::kAllgather) {
     const long long n = static_cast<long long>(c.mesh.tp) * ep;
     const Link link = group_link(c.g, n * c.mesh.cp);
-    t = 2 * ring_collective_time_s(allgather_dispatch_bytes(c.tok / c.mesh.tp, h * kBf16, static_cast<int>(n)), n,
+    t = kDispatchCombine * ring_collective_time_s(allgather_dispatch_bytes(c.tok / c.mesh.tp, h * kBf16, static_cast<int>(n)), n,
                                    link);
   } else if (ep > 1) {
     const AlltoallTraffic traffic =
         ep_dispatch_traffic(c.t.moe_token_dispatcher_type, c.tok / c.mesh.tp, h * kBf16, m.moe_router_topk,
                             ep, c.ep_local, m.moe_router_num_groups, m.moe_router_group_topk);
-    t = 2 * alltoall_time_s(traffic, c.a2a_up, c.a2a_out) * rho;
+    t = kDispatchCombine * alltoall_time_s(traffic, c.a2a_up, c.a2a_out) * rho;
   }
   if (etp > 1) {
     const double copies = m.moe_router_topk * c.tok / c.mesh.tp * rho;
-    t += 2 * ring_collective_time_s(copies * etp * h * kBf16, etp, group_link(c.g, etp));
+    t += kDispatchCombine * ring_collective_time_s(copies * etp * h * kBf16, etp, group_link(c.g, etp));
   }
   return t;
 }
@@ -212,17 +234,18 @@ LayerCost make_layer_cost(const LayerContext& c, int layer) {
   const Split cp = cp_comm(c, core_fwd);
   double ep_f = moe ? ep_comm_fwd_s(c) : 0;  // forward; backward moves the same bytes
   if (c.t.overlap_moe_expert_parallel_comm) {
-    ep_f = exposed_after_overlap_s(2 * ep_f, lc.fwd_s + lc.bwd_s, kEpOverlapMinExposedFraction) / 2;
+    ep_f = exposed_after_overlap_s(kCommFwdPlusBwd * ep_f, lc.fwd_s + lc.bwd_s, kEpOverlapMinExposedFraction) /
+           kCommFwdPlusBwd;
   }
-  lc.tp_s = 2 * tp_f;
+  lc.tp_s = kCommFwdPlusBwd * tp_f;
   lc.cp_s = cp.fwd + cp.bwd;
-  lc.ep_s = 2 * ep_f;
+  lc.ep_s = kCommFwdPlusBwd * ep_f;
   lc.fwd_comm_s = tp_f + cp.fwd + ep_f;
 
   if (c.mesh.recompute == Recompute::kSelective) {
     // core_attn, layernorm, moe_act (+ mla_up_proj) are re-run before their backward.
     lc.bwd_s += core_fwd + act_fwd +
-                elementwise_time_s(4 * c.tt * m.hidden_size * kBf16, c.g.gpu);
+                elementwise_time_s(kNormRecomputeElementsPerHidden * c.tt * m.hidden_size * kBf16, c.g.gpu);
   } else if (c.mesh.recompute == Recompute::kFull) {
     lc.bwd_s += lc.fwd_s;
     lc.tp_s += tp_f;
@@ -269,21 +292,21 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
 
   // Input embedding (first stage): lookup writes, gradient scatter-add.
   const double tp = mesh.tp, h = m.hidden_size, vocab = shape.padded_vocab;
-  first_extras_.fwd_s = elementwise_time_s(2 * c.tt * h * kBf16, c.g.gpu);
-  first_extras_.bwd_s = elementwise_time_s(4 * c.tt * h * 4, c.g.gpu);
+  first_extras_.fwd_s = elementwise_time_s(kEmbeddingFwdElementsPerHidden * c.tt * h * kBf16, c.g.gpu);
+  first_extras_.bwd_s = elementwise_time_s(kEmbeddingBwdElementsPerHidden * c.tt * h * kFp32, c.g.gpu);
   first_extras_.dense_params = shape.embedding_params / tp;
   first_extras_.activation_bytes = c.tt * h * kBf16;
   // Output layer and loss (last stage), and the MTP layers with their own heads.
-  const double logits_gemm = gemm_time_s(2 * c.tok * h * vocab / tp, std::min(h, vocab / tp), c.g.gpu, Precision::kBf16);
-  const double loss = elementwise_time_s(3 * c.tok * vocab / tp * 4, c.g.gpu);
+  const double logits_gemm = gemm_time_s(kFlopsPerMac * c.tok * h * vocab / tp, std::min(h, vocab / tp), c.g.gpu, Precision::kBf16);
+  const double loss = elementwise_time_s(kLossPassesPerLogit * c.tok * vocab / tp * kFp32, c.g.gpu);
   const double head_tp = mesh.tp > 1 ? ring_collective_time_s(c.hidden_bytes(), mesh.tp, c.tp_link) : 0;
   const int mtp = m.mtp_num_layers;
   const LayerCost& last = layers_.back();
   last_extras_.fwd_s = (1 + mtp) * (logits_gemm + loss) + mtp * last.fwd_s +
-                       mtp * gemm_time_s(2 * c.tok * 2 * h * h / tp, h, c.g.gpu, c.p());
+                       mtp * gemm_time_s(kFlopsPerMac * c.tok * kMtpProjInputsPerHidden * h * h / tp, h, c.g.gpu, c.p());
   last_extras_.bwd_s = (1 + mtp) * (kGemmBackwardFactor * logits_gemm + loss) + mtp * last.bwd_s +
-                       mtp * kGemmBackwardFactor * gemm_time_s(2 * c.tok * 2 * h * h / tp, h, c.g.gpu, c.p());
-  last_extras_.tp_s = (1 + mtp) * 2 * head_tp + mtp * last.tp_s;
+                       mtp * kGemmBackwardFactor * gemm_time_s(kFlopsPerMac * c.tok * kMtpProjInputsPerHidden * h * h / tp, h, c.g.gpu, c.p());
+  last_extras_.tp_s = (1 + mtp) * kCommFwdPlusBwd * head_tp + mtp * last.tp_s;
   last_extras_.ep_s = mtp * last.ep_s;
   last_extras_.fwd_comm_s = (1 + mtp) * head_tp + mtp * last.fwd_comm_s;
   if (!m.untie_embeddings_and_output_weights || mtp > 0) embedding_copy_params_ = shape.embedding_params / tp;
@@ -316,8 +339,8 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   sc.cp_s = sum_cp_[b] - sum_cp_[a];
   sc.ep_s = sum_ep_[b] - sum_ep_[a] + ex.ep_s;
   double p2p = 0;
-  if (links.prev) p2p += 2 * p2p_time_s(p2p_bytes_, *links.prev);
-  if (links.next) p2p += 2 * p2p_time_s(p2p_bytes_, *links.next);
+  if (links.prev) p2p += kCommFwdPlusBwd * p2p_time_s(p2p_bytes_, *links.prev);
+  if (links.next) p2p += kCommFwdPlusBwd * p2p_time_s(p2p_bytes_, *links.next);
   sc.pp_s = mesh_.vpp > 1 ? p2p * mesh_.vpp * kInterleavedP2pExposedFraction : p2p;
 
   // Data-parallel gradient reduce-scatter / parameter all-gather, overlapped with the last

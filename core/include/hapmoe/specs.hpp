@@ -45,6 +45,7 @@ struct GpuSpec {
   double alltoall_intra_node_efficiency = 0.75;  // all-to-all bus efficiency, scale-up link
   double alltoall_inter_node_efficiency = 0.65;  // all-to-all bus efficiency, scale-out link
   std::vector<std::string> assumed;  // fields whose value is an assumption, not published
+  std::string efficiency_source;     // where the efficiency constants come from
   std::string source;
 };
 

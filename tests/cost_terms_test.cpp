@@ -628,3 +628,59 @@ TEST_CASE("GPU presets: capabilities are fields, constants carry their source") 
     }
   }
 }
+
+TEST_CASE("Megatron command carries the recipe's precision, optimizer and capability settings") {
+  const std::string dir = std::string(HAPMOE_SOURCE_DIR) + "/examples/";
+  auto megatron = [](const nlohmann::json& doc) {
+    const auto r = nlohmann::json::parse(hapmoe::api::evaluate(doc.dump()));
+    REQUIRE_MESSAGE(r.value("ok", false), r.dump());
+    return r["plans"][0]["megatron"];
+  };
+  nlohmann::json c5 = nlohmann::json::parse(read_text(dir + "c5-deepseek-v3-gb200-256.json"));
+  auto m = megatron(c5);
+  const std::string args = m["args"].get<std::string>();
+  for (const char* flag : {"--fp8-format e4m3", "--fp8-recipe mxfp8", "--fp8-param-gather", "--grad-reduce-in-bf16",
+                           "--use-precision-aware-optimizer", "--main-grads-dtype bf16", "--main-params-dtype fp32",
+                           "--exp-avg-dtype bf16", "--exp-avg-sq-dtype bf16", "--cuda-graph-scope full_iteration",
+                           "--overlap-moe-expert-parallel-comm --delay-wgrad-compute"}) {
+    CAPTURE(flag);
+    CHECK(args.find(flag) != std::string::npos);
+  }
+  // TP 2 on GB200 (compute capability 10): no CUDA_DEVICE_MAX_CONNECTIONS; on H100 (9.0) it is set.
+  c5["plan"]["tp"] = 2;
+  c5["plan"]["dp"] = 32;
+  c5["plan"]["sequence_parallel"] = true;
+  CHECK_FALSE(megatron(c5)["env"].contains("CUDA_DEVICE_MAX_CONNECTIONS"));
+  const nlohmann::json c4 = nlohmann::json::parse(read_text(dir + "c4-qwen3-235b-a22b-h100-256.json"));
+  const auto m4 = megatron(c4);
+  CHECK(m4["env"]["CUDA_DEVICE_MAX_CONNECTIONS"] == "1");
+  CHECK(m4["args"].get<std::string>().find("--fp8-recipe tensorwise") != std::string::npos);
+}
+
+TEST_CASE("new training and GPU fields: bad values name the field") {
+  const std::string dir = std::string(HAPMOE_SOURCE_DIR) + "/examples/";
+  const nlohmann::json base = nlohmann::json::parse(read_text(dir + "c3-qwen3-30b-a3b-h100-16.json"));
+  auto field_of_error = [](const nlohmann::json& doc) {
+    const auto r = nlohmann::json::parse(hapmoe::api::validate(doc.dump()));
+    return r.value("ok", true) ? std::string("ok") : r["error"]["field"].get<std::string>();
+  };
+  nlohmann::json d = base;
+  d["training"]["optimizer"] = {{"main_grads_dtype", "bf16"}};
+  CHECK(field_of_error(d) == "training.optimizer.precision_aware");
+  d = base;
+  d["training"]["optimizer"] = {{"precision_aware", true}, {"exp_avg_dtype", "fp4"}};
+  CHECK(field_of_error(d) == "training.optimizer.exp_avg_dtype");
+  d = base;
+  d["training"]["fp8_recipe"] = "delayed";
+  CHECK(field_of_error(d) == "training.fp8_recipe");
+  d = base;
+  d["training"]["fp8_param_gather"] = true;
+  d["training"]["use_distributed_optimizer"] = false;
+  d["training"]["overlap_param_gather"] = false;
+  CHECK(field_of_error(d) == "training.fp8_param_gather");
+  d = base;
+  d["cluster"] = {{"groups", {{{"gpu", {{"preset", "h100-sxm"}, {"fp8_recipes", {"tensorwise", "nvfp4"}}}}, {"nodes", 2}}}}};
+  CHECK(field_of_error(d) == "cluster.groups[0].gpu.fp8_recipes[1]");
+  d["cluster"]["groups"][0]["gpu"] = {{"preset", "h100-sxm"}, {"assumed", {"gemm_eficiency"}}};
+  CHECK(field_of_error(d) == "cluster.groups[0].gpu.assumed[0]");
+}

@@ -78,7 +78,7 @@ const std::set<std::string> kKnownFields = {
     "attention_efficiency", "baselines", "bf16_tflops", "cluster", "cp", "dp", "ep", "etp",
     "expert_host_us", "ffn_hidden_size", "format", "fp8_param_gather", "fp8_recipes",
     "fp8_gemm_speedup", "fp8_recipe", "alltoall_intra_node_efficiency",
-    "alltoall_inter_node_efficiency", "assumed", "cuda_arch", "efficiency_source", "cuda_graphs", "generation",
+    "alltoall_inter_node_efficiency", "assumed", "grad_reduce_in_bf16", "cuda_arch", "efficiency_source", "cuda_graphs", "generation",
     "host_link_gbps", "optimizer", "precision_aware", "main_grads_dtype", "main_params_dtype",
     "exp_avg_dtype", "exp_avg_sq_dtype", "fp8_tflops", "gemm_efficiency", "global_batch_size",
     "gpu", "gpus_per_node", "group", "grouped_gemm_half_tokens", "groups", "hbm_efficiency",

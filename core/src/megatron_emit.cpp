@@ -154,6 +154,7 @@ MegatronCommand megatron_command(const Scenario& s, const PlanSpec& p) {
     kv("--fp8-recipe", recipe.empty() ? "tensorwise" : recipe);
     if (t.fp8_param_gather) flag("--fp8-param-gather");
   }
+  if (t.grad_reduce_in_bf16) flag("--grad-reduce-in-bf16");
   if (t.optimizer.precision_aware) {
     flag("--use-precision-aware-optimizer");
     kv("--main-grads-dtype", t.optimizer.main_grads_dtype);

@@ -319,6 +319,7 @@ TrainingSpec read_training(const json& v, const std::string& path) {
                                      : (r.ignore("fp8_recipe"), std::string());
   t.fp8_param_gather = r.get_bool("fp8_param_gather", false);
   t.cuda_graphs = r.get_bool("cuda_graphs", false);
+  t.grad_reduce_in_bf16 = r.get_bool("grad_reduce_in_bf16", false);
   r.finish();
   if (t.fp8_param_gather && !t.use_distributed_optimizer) {
     fail("bad_value", r.path("fp8_param_gather"), "needs use_distributed_optimizer (Megatron rule)");

@@ -44,6 +44,15 @@ constexpr double kEpOverlapMinExposedFraction = 0.1;
 // Megatron's default DDP bucket: max(40M, 1M x DP) parameters.
 constexpr double kDdpBucketParams = 40e6;
 
+// CUDA graphs keep their captured buffers: "a few GB (over 10 GB with PP > 1)"
+// (Megatron-Bridge docs/performance-guide.md, via calibration.md).
+constexpr double kCudaGraphMemoryGib = 3;
+constexpr double kCudaGraphMemoryPipelinedGib = 10;
+double cuda_graph_memory_gib(const TrainingSpec& t, int pp) {
+  if (!t.cuda_graphs) return 0;
+  return pp > 1 ? kCudaGraphMemoryPipelinedGib : kCudaGraphMemoryGib;
+}
+
 // Everything the per-layer terms need, derived once.
 struct LayerContext {
   const ModelSpec& m;
@@ -67,7 +76,8 @@ struct LayerContext {
     ep_local = ep_ranks_per_node(g, mesh.ep, mesh.etp);
   }
   ActivationInputs act_inputs() const {
-    return {tok, mesh.tp, mesh.sequence_parallel, mesh.etp, t.moe_load_imbalance, mesh.recompute};
+    return {tok, mesh.tp, mesh.sequence_parallel, mesh.etp, t.moe_load_imbalance, mesh.recompute,
+            t.precision == Precision::kFp8 ? kFp8ActivationBytes : kBf16ActivationBytes};
   }
   Precision p() const { return t.precision; }
   bool graphs() const { return t.cuda_graphs; }
@@ -351,10 +361,12 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   const long long expert_shards = mesh_.expert_dp();
   const Link dp_link = group_link(g, mesh_.stage_gpus());
   const bool distopt = s_.training.use_distributed_optimizer;
-  double reduce = ring_collective_time_s(dense * kGradBytes, dense_shards, dp_link) +
-                  ring_collective_time_s(expert * kGradBytes, expert_shards, dp_link);
-  double gather = ring_collective_time_s(dense * kParamBytes, dense_shards, dp_link) +
-                  ring_collective_time_s(expert * kParamBytes, expert_shards, dp_link);
+  const WeightBytes wb = weight_bytes(s_.training);
+  const double gather_bytes = wb.fp8_param_gather ? kFp8ActivationBytes : wb.param;  // FP8 params gather as FP8
+  double reduce = ring_collective_time_s(dense * wb.grad, dense_shards, dp_link) +
+                  ring_collective_time_s(expert * wb.grad, expert_shards, dp_link);
+  double gather = ring_collective_time_s(dense * gather_bytes, dense_shards, dp_link) +
+                  ring_collective_time_s(expert * gather_bytes, expert_shards, dp_link);
   if (!distopt) {
     reduce *= 2;
     gather = 0;
@@ -367,13 +379,14 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   const double owned = distopt ? dense / dense_shards + expert / expert_shards : dense + expert;
   sc.optimizer_s = optimizer_step_time_s(owned, dense + expert, g.gpu);
 
-  sc.weights = weight_memory(dense, expert, dense_shards, expert_shards, distopt);
+  const double layer_params = sum_dense_[b] - sum_dense_[a] + sum_expert_[b] - sum_expert_[a];
+  sc.weights = weight_memory(dense, expert, dense_shards, expert_shards, distopt, wb, layer_params);
   sc.in_flight = in_flight_microbatches(stage, mesh_.pp, mesh_.vpp, num_microbatches(s_.training, mesh_));
   double act = sc.in_flight * (sum_act_[b] - sum_act_[a]);
   if (first) act += sc.in_flight * first_extras_.activation_bytes;
   if (last) act += last_extras_.activation_bytes;
   sc.activations_bytes = act + working_bytes_;
-  sc.reserved_bytes = g.gpu.reserved_memory_gib * kGiB;
+  sc.reserved_bytes = (g.gpu.reserved_memory_gib + cuda_graph_memory_gib(s_.training, mesh_.pp)) * kGiB;
   sc.capacity_bytes = g.gpu.memory_gib * kGiB;
   return sc;
 }

@@ -138,7 +138,8 @@ struct TrainingSpec {
   bool overlap_moe_expert_parallel_comm = false;
   OptimizerSpec optimizer;
   std::string fp8_recipe;  // "" = the first recipe every stage's GPU supports
-  bool fp8_param_gather = false;  // --fp8-param-gather: parameters kept in FP8
+  bool fp8_param_gather = false;
+  bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16: bf16 gradient buffer  // --fp8-param-gather: parameters kept in FP8
   bool cuda_graphs = false;  // full-iteration CUDA graphs (--cuda-graph-scope full_iteration)
 };
 

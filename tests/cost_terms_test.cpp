@@ -684,3 +684,21 @@ TEST_CASE("new training and GPU fields: bad values name the field") {
   d["cluster"]["groups"][0]["gpu"] = {{"preset", "h100-sxm"}, {"assumed", {"gemm_eficiency"}}};
   CHECK(field_of_error(d) == "cluster.groups[0].gpu.assumed[0]");
 }
+
+TEST_CASE("calibration rows C1-C5 within 10% with one constant set per GPU generation") {
+  // Published figures from shared/reference/calibration.md (bench/calibration prints the table).
+  struct Row { const char* file; const char* metric; double published; };
+  const Row rows[] = {{"c1-mixtral-8x7b-h100-64.json", "tflops_per_gpu", 468},
+                      {"c2-gpt-oss-120b-h100-64.json", "tokens_per_s_per_gpu", 5993},
+                      {"c3-qwen3-30b-a3b-h100-16.json", "tokens_per_s_per_gpu", 5113},
+                      {"c4-qwen3-235b-a22b-h100-256.json", "tokens_per_s_per_gpu", 1633},
+                      {"c5-deepseek-v3-gb200-256.json", "tokens_per_s_per_gpu", 3955}};
+  for (const Row& r : rows) {
+    CAPTURE(r.file);
+    const auto res = nlohmann::json::parse(
+        hapmoe::api::evaluate(read_text(std::string(HAPMOE_SOURCE_DIR) + "/examples/" + r.file)));
+    REQUIRE(res.value("ok", false));
+    const double predicted = res["plans"][0]["metrics"][r.metric].get<double>();
+    CHECK(std::abs(predicted - r.published) <= 0.10 * r.published);
+  }
+}

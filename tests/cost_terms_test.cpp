@@ -693,12 +693,33 @@ TEST_CASE("calibration rows C1-C5 within 10% with one constant set per GPU gener
                       {"c3-qwen3-30b-a3b-h100-16.json", "tokens_per_s_per_gpu", 5113},
                       {"c4-qwen3-235b-a22b-h100-256.json", "tokens_per_s_per_gpu", 1633},
                       {"c5-deepseek-v3-gb200-256.json", "tokens_per_s_per_gpu", 3955}};
+  double worst = 0;
   for (const Row& r : rows) {
     CAPTURE(r.file);
     const auto res = nlohmann::json::parse(
         hapmoe::api::evaluate(read_text(std::string(HAPMOE_SOURCE_DIR) + "/examples/" + r.file)));
     REQUIRE(res.value("ok", false));
-    const double predicted = res["plans"][0]["metrics"][r.metric].get<double>();
+    const auto& metrics = res["plans"][0]["metrics"];
+    const double predicted = metrics[r.metric].get<double>();
     CHECK(std::abs(predicted - r.published) <= 0.10 * r.published);
+    worst = std::max(worst, std::abs(predicted - r.published) / r.published);
+    // The result's error band is the calibration spread, and these GPUs are calibrated.
+    CHECK(metrics["iteration_time_error_fraction"].get<double>() == hapmoe::kCalibrationErrorFraction);
+    CHECK(metrics["iteration_time_error_calibrated"].get<bool>());
+    const double t = metrics["iteration_time_s"].get<double>();
+    CHECK(metrics["iteration_time_range_s"][0].get<double>() == Approx(t * (1 - hapmoe::kCalibrationErrorFraction)));
+    CHECK(metrics["iteration_time_range_s"][1].get<double>() == Approx(t * (1 + hapmoe::kCalibrationErrorFraction)));
   }
+  // kCalibrationErrorFraction is the largest row error rounded up to the next percent.
+  CHECK(worst <= hapmoe::kCalibrationErrorFraction);
+  CHECK(hapmoe::kCalibrationErrorFraction - worst < 0.01);
+}
+
+TEST_CASE("error band: GPUs with assumed efficiency constants are flagged uncalibrated") {
+  nlohmann::json doc = nlohmann::json::parse(
+      read_text(std::string(HAPMOE_SOURCE_DIR) + "/examples/c1-mixtral-8x7b-h100-64.json"));
+  doc["cluster"] = {{"groups", {{{"gpu", "mi300x"}, {"nodes", 8}}}}};
+  const auto res = nlohmann::json::parse(hapmoe::api::evaluate(doc.dump()));
+  REQUIRE_MESSAGE(res.value("ok", false), res.dump());
+  CHECK_FALSE(res["plans"][0]["metrics"]["iteration_time_error_calibrated"].get<bool>());
 }

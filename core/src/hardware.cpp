@@ -55,6 +55,13 @@ std::string fp8_recipe_for(const std::string& requested, const std::vector<const
   return "";
 }
 
+bool efficiency_calibrated(const GpuSpec& gpu) {
+  for (const std::string& f : gpu.assumed) {
+    if (f == "gemm_efficiency") return false;
+  }
+  return true;
+}
+
 double peak_tflops(const GpuSpec& gpu, Precision p) {
   if (p == Precision::kFp8 && gpu.fp8_tflops) return *gpu.fp8_tflops;
   return gpu.bf16_tflops;

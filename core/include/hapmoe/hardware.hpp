@@ -42,6 +42,15 @@ Link inter_group_link(const ClusterSpec& c, int group_a, int group_b);
 // every GPU supports, or "" when they share none.
 std::string fp8_recipe_for(const std::string& requested, const std::vector<const GpuSpec*>& gpus);
 
+// Relative error band of a predicted iteration time: the largest |predicted - published| /
+// published over the calibration rows C1-C5 (bench/calibration: 5.9%), rounded up. It holds for
+// GPUs whose generation constants were fitted on those rows; an in-sample figure, so unseen
+// models and recipes can be off by more.
+inline constexpr double kCalibrationErrorFraction = 0.06;
+// True when the GPU's efficiency constants were fitted on published runs (gemm_efficiency and
+// expert_host_us not listed as assumed).
+bool efficiency_calibrated(const GpuSpec& gpu);
+
 // Dense peak for the precision (MFU denominator): fp8_tflops for fp8 when the GPU has it.
 double peak_tflops(const GpuSpec& gpu, Precision p);
 // Achieved large-GEMM rate in FLOP/s: bf16_tflops x gemm_efficiency, times fp8_gemm_speedup

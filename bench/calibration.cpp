@@ -7,10 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "api.hpp"
 
@@ -24,11 +23,16 @@ struct Row {
 };
 // Published values (calibration.md); the model never sees them.
 const Row kRows[] = {
-    {"C1", "c1-mixtral-8x7b-h100-64.json", "tflops_per_gpu", 468, "Megatron-LM MoE README (MCore v0.9)"},
-    {"C2", "c2-gpt-oss-120b-h100-64.json", "tokens_per_s_per_gpu", 5993, "Megatron-Bridge perf summary 26.02"},
-    {"C3", "c3-qwen3-30b-a3b-h100-16.json", "tokens_per_s_per_gpu", 5113, "Megatron-Bridge perf summary 26.02"},
-    {"C4", "c4-qwen3-235b-a22b-h100-256.json", "tokens_per_s_per_gpu", 1633, "Megatron-Bridge perf summary 26.02"},
-    {"C5", "c5-deepseek-v3-gb200-256.json", "tokens_per_s_per_gpu", 3955, "Megatron-Bridge perf summary 26.02"},
+    {"C1", "c1-mixtral-8x7b-h100-64.json", "tflops_per_gpu", 468,
+     "Megatron-LM MoE README (MCore v0.9)"},
+    {"C2", "c2-gpt-oss-120b-h100-64.json", "tokens_per_s_per_gpu", 5993,
+     "Megatron-Bridge perf summary 26.02"},
+    {"C3", "c3-qwen3-30b-a3b-h100-16.json", "tokens_per_s_per_gpu", 5113,
+     "Megatron-Bridge perf summary 26.02"},
+    {"C4", "c4-qwen3-235b-a22b-h100-256.json", "tokens_per_s_per_gpu", 1633,
+     "Megatron-Bridge perf summary 26.02"},
+    {"C5", "c5-deepseek-v3-gb200-256.json", "tokens_per_s_per_gpu", 3955,
+     "Megatron-Bridge perf summary 26.02"},
 };
 constexpr double kTolerance = 0.10;  // issue 8 acceptance: every row within 10%
 
@@ -37,8 +41,9 @@ std::string recipe(const nlohmann::json& s) {
   const auto& t = s["training"];
   std::string r = t.value("moe_token_dispatcher_type", std::string("alltoall"));
   r += t.value("overlap_moe_expert_parallel_comm", false) ? ", EP overlap" : ", no overlap";
-  r += t.value("precision", std::string("bf16")) == "fp8" ? ", fp8 " + t.value("fp8_recipe", std::string("auto"))
-                                                           : ", bf16";
+  r += t.value("precision", std::string("bf16")) == "fp8"
+           ? ", fp8 " + t.value("fp8_recipe", std::string("auto"))
+           : ", bf16";
   if (t.value("fp8_param_gather", false)) r += "+param-gather";
   if (t.contains("optimizer") && t["optimizer"].value("precision_aware", false)) {
     const auto& o = t["optimizer"];
@@ -55,8 +60,8 @@ std::string recipe(const nlohmann::json& s) {
 int main() {
   int bad = 0;
   double worst = 0;
-  std::printf("%-4s %-34s %-22s %10s %10s %8s  %-11s %s\n", "row", "scenario", "metric", "predicted", "published",
-              "error", "fits memory", "recipe");
+  std::printf("%-4s %-34s %-22s %10s %10s %8s  %-11s %s\n", "row", "scenario", "metric",
+              "predicted", "published", "error", "fits memory", "recipe");
   for (const Row& r : kRows) {
     std::ifstream f(std::string(HAPMOE_SOURCE_DIR) + "/examples/" + r.file);
     std::stringstream ss;
@@ -74,10 +79,11 @@ int main() {
     const bool fits = m["fits_memory"].get<bool>();
     worst = std::max(worst, std::fabs(err));
     bad += std::fabs(err) > kTolerance || !fits ? 1 : 0;
-    std::printf("%-4s %-34s %-22s %10.1f %10.1f %+7.1f%%  %-11s %s\n", r.id, r.file, r.metric, predicted, r.published,
-                100 * err, fits ? "yes" : "NO", recipe(scenario).c_str());
+    std::printf("%-4s %-34s %-22s %10.1f %10.1f %+7.1f%%  %-11s %s\n", r.id, r.file, r.metric,
+                predicted, r.published, 100 * err, fits ? "yes" : "NO", recipe(scenario).c_str());
   }
   std::printf("largest error %.1f%%; %s\n", 100 * worst,
-              bad ? "some rows are off by more than 10% or do not fit" : "all rows within 10% and fit in memory");
+              bad ? "some rows are off by more than 10% or do not fit"
+                  : "all rows within 10% and fit in memory");
   return bad ? 1 : 0;
 }

@@ -21,8 +21,10 @@ double p2p_time_s(double bytes, const Link& link) {
 
 double alltoall_time_s(const AlltoallTraffic& t, const Link& scale_up, const Link& scale_out) {
   double time = 0;
-  if (t.intra_bytes > 0) time = std::max(time, t.intra_bytes / scale_up.bytes_per_s() + scale_up.latency_s);
-  if (t.inter_bytes > 0) time = std::max(time, t.inter_bytes / scale_out.bytes_per_s() + scale_out.latency_s);
+  if (t.intra_bytes > 0)
+    time = std::max(time, t.intra_bytes / scale_up.bytes_per_s() + scale_up.latency_s);
+  if (t.inter_bytes > 0)
+    time = std::max(time, t.inter_bytes / scale_out.bytes_per_s() + scale_out.latency_s);
   return time;
 }
 
@@ -66,8 +68,8 @@ AlltoallTraffic ep_dispatch_traffic(Dispatcher d, double tokens, double token_by
     t.inter_bytes = tokens * token_bytes * remote_nodes;
     // Fan-out inside the destination node (symmetric: this rank forwards as much as it gets):
     // of the ranks a token needs on a remote node, all but the receiving one.
-    t.intra_bytes += tokens * token_bytes * ranks_hit * (ep - ep_local) / ep *
-                     (ep_local - 1) / ep_local;
+    t.intra_bytes +=
+        tokens * token_bytes * ranks_hit * (ep - ep_local) / ep * (ep_local - 1) / ep_local;
   }
   return t;
 }

@@ -58,9 +58,9 @@ double fp8_cast_bytes(double elements, Precision p) {
 
 double moe_token_traffic_bytes(double copies, double width, double moe_ffn, bool swiglu,
                                double router_tokens, double num_experts) {
-  constexpr double kBf16 = 2, kFp32 = 4;       // bytes per element
-  constexpr double kPermutePasses = 2 * 2;     // permute + un-permute, each read + write
-  constexpr double kRouterPasses = 3;          // softmax read + write, top-k write
+  constexpr double kBf16 = 2, kFp32 = 4;    // bytes per element
+  constexpr double kPermutePasses = 2 * 2;  // permute + un-permute, each read + write
+  constexpr double kRouterPasses = 3;       // softmax read + write, top-k write
   const double permute = kPermutePasses * copies * width;
   const double act = copies * moe_ffn * (swiglu ? 3 : 2);  // SwiGLU: read 2 fm, write fm
   const double router = kRouterPasses * router_tokens * num_experts;

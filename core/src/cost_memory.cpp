@@ -13,10 +13,12 @@ double dtype_bytes(const std::string& dtype) {
 WeightBytes weight_bytes(const TrainingSpec& t) {
   WeightBytes b;
   const OptimizerSpec& o = t.optimizer;
-  const bool bf16_grads = t.grad_reduce_in_bf16 || (o.precision_aware && o.main_grads_dtype == "bf16");
+  const bool bf16_grads =
+      t.grad_reduce_in_bf16 || (o.precision_aware && o.main_grads_dtype == "bf16");
   b.grad = bf16_grads ? dtype_bytes("bf16") : kGradBytes;
   if (o.precision_aware) {
-    b.optimizer = dtype_bytes(o.main_params_dtype) + dtype_bytes(o.exp_avg_dtype) + dtype_bytes(o.exp_avg_sq_dtype);
+    b.optimizer = dtype_bytes(o.main_params_dtype) + dtype_bytes(o.exp_avg_dtype) +
+                  dtype_bytes(o.exp_avg_sq_dtype);
   }
   if (t.precision == Precision::kFp8) {
     b.fp8_weight = kFp8WeightBytes;
@@ -44,8 +46,8 @@ WeightMemory weight_memory(double dense_params, double expert_params, long long 
 
 double in_flight_microbatches(int stage, int pp, int vpp, long long num_microbatches) {
   if (vpp <= 1) return static_cast<double>(std::min<long long>(pp - stage, num_microbatches));
-  const long long chunks = std::min<long long>(num_microbatches * vpp,
-                                               2LL * (pp - stage - 1) + static_cast<long long>(vpp - 1) * pp + 1);
+  const long long chunks = std::min<long long>(
+      num_microbatches * vpp, 2LL * (pp - stage - 1) + static_cast<long long>(vpp - 1) * pp + 1);
   return static_cast<double>(chunks) / vpp;
 }
 
@@ -71,9 +73,9 @@ double attention_activation_bytes(const ModelSpec& m, const ActivationInputs& in
     qkv = (a + 2 * g) * d;
     core_out = a * d;
   }
-  double bf16 = tt * h          // norm input (residual)
-                + t * qkv / tp;  // q, k, v (flash attention keeps them in BF16)
-  double gemm_in = tt * h              // norm output = QKV (or MLA down-projection) GEMM input
+  double bf16 = tt * h                  // norm input (residual)
+                + t * qkv / tp;         // q, k, v (flash attention keeps them in BF16)
+  double gemm_in = tt * h               // norm output = QKV (or MLA down-projection) GEMM input
                    + t * core_out / tp  // attention output = out-projection input
                    + t * latents / tp;  // MLA latents = up-projection GEMM inputs
   const double softmax_stats = t * a / tp * 4;  // fp32 log-sum-exp per head
@@ -89,8 +91,8 @@ double attention_activation_bytes(const ModelSpec& m, const ActivationInputs& in
 double dense_mlp_activation_bytes(const ModelSpec& m, int ffn_width, const ActivationInputs& in) {
   const double h = m.hidden_size, f = ffn_width, tt = sp_tokens(in), t = in.tokens, tp = in.tp;
   const double glu = m.swiglu ? 2 : 1;
-  const double bf16 = tt * h + t * f * glu / tp;    // norm input, fc1 output
-  double gemm_in = tt * h + t * f / tp;             // norm output (fc1 input), fc2 input
+  const double bf16 = tt * h + t * f * glu / tp;  // norm input, fc1 output
+  double gemm_in = tt * h + t * f / tp;           // norm output (fc1 input), fc2 input
   if (in.recompute == Recompute::kSelective) gemm_in -= tt * h;  // layernorm output
   return bf16 * kBf16 + gemm_in * in.gemm_input_bytes;
 }
@@ -100,23 +102,26 @@ double moe_activation_bytes(const ModelSpec& m, const ActivationInputs& in) {
   const double k = m.moe_router_topk, fm = m.moe_ffn_hidden_size, glu = m.swiglu ? 2 : 1;
   // Token copies a GPU's experts see: top-k per token, gathered over ETP, hottest expert.
   const double copies = k * t / tp * in.load_imbalance;
-  double bf16 = tt * h                  // norm input
-                + tt * h                // norm output = router (BF16 GEMM) / dispatch input
-                + copies * fm * glu     // fc1 output (width fm/etp, etp x tokens)
-                + copies * in.etp * h;  // fc2 output before un-permute
-  double gemm_in = copies * in.etp * h  // permuted expert inputs = fc1 input
-                   + copies * fm;       // activation output = fc2 input
+  double bf16 = tt * h                          // norm input
+                + tt * h                        // norm output = router (BF16 GEMM) / dispatch input
+                + copies * fm * glu             // fc1 output (width fm/etp, etp x tokens)
+                + copies * in.etp * h;          // fc2 output before un-permute
+  double gemm_in = copies * in.etp * h          // permuted expert inputs = fc1 input
+                   + copies * fm;               // activation output = fc2 input
   if (in.recompute == Recompute::kSelective) {  // layernorm, moe_act
     bf16 -= tt * h;
     gemm_in -= copies * fm;
   }
-  double bytes = bf16 * kBf16 + gemm_in * in.gemm_input_bytes + tt * m.num_experts * 4;  // + fp32 router probs
+  double bytes =
+      bf16 * kBf16 + gemm_in * in.gemm_input_bytes + tt * m.num_experts * 4;  // + fp32 router probs
   if (m.moe_shared_expert_intermediate_size > 0) {
     ActivationInputs shared = in;
     // Shares the norm input and output counted above (dense_mlp counts the output unless
     // selective recompute drops it).
-    const double norm_out = in.recompute == Recompute::kSelective ? 0 : tt * h * shared.gemm_input_bytes;
-    bytes += dense_mlp_activation_bytes(m, m.moe_shared_expert_intermediate_size, shared) - tt * h * kBf16 - norm_out;
+    const double norm_out =
+        in.recompute == Recompute::kSelective ? 0 : tt * h * shared.gemm_input_bytes;
+    bytes += dense_mlp_activation_bytes(m, m.moe_shared_expert_intermediate_size, shared) -
+             tt * h * kBf16 - norm_out;
   }
   return bytes;
 }

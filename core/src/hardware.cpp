@@ -43,7 +43,8 @@ Link inter_group_link(const ClusterSpec& c, int group_a, int group_b) {
 std::string fp8_recipe_for(const std::string& requested, const std::vector<const GpuSpec*>& gpus) {
   auto everywhere = [&gpus](const std::string& r) {
     for (const GpuSpec* g : gpus) {
-      if (std::find(g->fp8_recipes.begin(), g->fp8_recipes.end(), r) == g->fp8_recipes.end()) return false;
+      if (std::find(g->fp8_recipes.begin(), g->fp8_recipes.end(), r) == g->fp8_recipes.end())
+        return false;
     }
     return true;
   };

@@ -27,11 +27,11 @@ double dtype_bytes(const std::string& dtype);
 
 // Bytes per parameter by role, as Megatron allocates them for a training setup.
 struct WeightBytes {
-  double param = kParamBytes;            // model parameter (bf16)
-  double fp8_weight = 0;                 // extra per FP8 GEMM weight (TE's FP8 copies)
-  bool fp8_param_gather = false;         // FP8 GEMM weights kept only as FP8 (no bf16 copy)
-  double grad = kGradBytes;              // main-gradient buffer
-  double optimizer = kOptimizerBytes;    // master params + exp_avg + exp_avg_sq
+  double param = kParamBytes;          // model parameter (bf16)
+  double fp8_weight = 0;               // extra per FP8 GEMM weight (TE's FP8 copies)
+  bool fp8_param_gather = false;       // FP8 GEMM weights kept only as FP8 (no bf16 copy)
+  double grad = kGradBytes;            // main-gradient buffer
+  double optimizer = kOptimizerBytes;  // master params + exp_avg + exp_avg_sq
 };
 // Gradient buffer: fp32 unless --grad-reduce-in-bf16 or a bf16 main_grads_dtype; optimizer:
 // main_params + exp_avg + exp_avg_sq dtypes (12 bytes without the precision-aware optimizer);

@@ -76,12 +76,15 @@ namespace {
 // Every field name of the scenario format: a key spelled like one of these is never a typo.
 const std::set<std::string> kKnownFields = {
     "attention_efficiency", "baselines", "bf16_tflops", "cluster", "cp", "dp", "ep", "etp",
-    "expert_overhead_us", "ffn_hidden_size", "format", "fp8_expert_overhead_factor",
-    "fp8_gemm_speedup", "fp8_recipe", "fp8_tflops", "gemm_efficiency", "global_batch_size",
+    "expert_host_us", "ffn_hidden_size", "format", "fp8_param_gather", "fp8_recipes",
+    "fp8_gemm_speedup", "fp8_recipe", "alltoall_intra_node_efficiency",
+    "alltoall_inter_node_efficiency", "assumed", "grad_reduce_in_bf16", "cuda_arch", "efficiency_source", "cuda_graphs", "generation",
+    "host_link_gbps", "optimizer", "precision_aware", "main_grads_dtype", "main_params_dtype",
+    "exp_avg_dtype", "exp_avg_sq_dtype", "fp8_tflops", "gemm_efficiency", "global_batch_size",
     "gpu", "gpus_per_node", "group", "grouped_gemm_half_tokens", "groups", "hbm_efficiency",
     "hbm_gbps", "hidden_size", "id", "inter_group_gbps", "inter_node_efficiency",
     "inter_node_gbps", "intra_node_efficiency", "intra_node_gbps", "kv_channels", "kv_lora_rank",
-    "layer_overhead_us", "layer_split", "layers", "memory_gib", "micro_batch_size", "mode",
+    "layer_host_us", "layer_split", "layers", "memory_gib", "micro_batch_size", "mode",
     "model", "moe_ffn_hidden_size", "moe_layer_freq", "moe_load_imbalance",
     "moe_router_group_topk", "moe_router_num_groups", "moe_router_topk",
     "moe_shared_expert_intermediate_size", "moe_token_dispatcher_type", "mtp_num_layers",

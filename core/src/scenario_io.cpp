@@ -53,6 +53,31 @@ json resolve_preset(const json& v, const std::string& path, const json& section,
   return merged;
 }
 
+// A list of strings, each one of `allowed` (an empty list is allowed); absent = {}.
+std::vector<std::string> read_string_list(ObjectReader& r, const char* key,
+                                          const std::vector<std::string>& allowed) {
+  std::vector<std::string> out;
+  if (!r.has(key)) {
+    r.ignore(key);
+    return out;
+  }
+  const json& v = r.raw(key);
+  const std::string path = r.path(key);
+  if (!v.is_array()) fail("wrong_type", path, "expected a list of strings");
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string at = index_path(path, i);
+    if (!v[i].is_string()) fail("wrong_type", at, "expected a string");
+    const std::string item = v[i].get<std::string>();
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), item) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "\"" : ", \"") + a + "\"";
+      fail("bad_value", at, "expected one of " + list + ", got \"" + item + "\"");
+    }
+    out.push_back(item);
+  }
+  return out;
+}
+
 GpuSpec read_gpu(const json& v, const std::string& path, const PresetCatalog& presets) {
   const json obj = resolve_preset(v, path, presets.gpus, "GPU");
   ObjectReader r(obj, path);
@@ -68,19 +93,32 @@ GpuSpec read_gpu(const json& v, const std::string& path, const PresetCatalog& pr
   g.inter_node_gbps = r.get_number("inter_node_gbps", 0, 1e6, std::nullopt, true);
   g.gpus_per_node = static_cast<int>(r.get_int("gpus_per_node", 1, 1024, 8));
   g.reserved_memory_gib = r.get_number("reserved_memory_gib", 0, 1e5, 5.0);
-  g.fp8_recipe = r.get_enum("fp8_recipe", {"tensorwise", "delayed", "mxfp8", "blockwise"},
-                            std::string("tensorwise"));
+  g.host_link_gbps = r.get_number("host_link_gbps", 0, 1e6, g.host_link_gbps, true);
+  g.fp8_recipes = read_string_list(r, "fp8_recipes", {"tensorwise", "blockwise", "mxfp8"});
+  g.cuda_arch = r.get_number("cuda_arch", 0, 100, 0.0);
+  g.generation = r.get_string("generation", std::string());
   g.gemm_efficiency = r.get_number("gemm_efficiency", 0, 1, g.gemm_efficiency, true);
   g.fp8_gemm_speedup = r.get_number("fp8_gemm_speedup", 0, 4, g.fp8_gemm_speedup, true);
   g.attention_efficiency = r.get_number("attention_efficiency", 0, 1, g.attention_efficiency, true);
   g.grouped_gemm_half_tokens =
       r.get_number("grouped_gemm_half_tokens", 0, 1e6, g.grouped_gemm_half_tokens);
-  g.expert_overhead_us = r.get_number("expert_overhead_us", 0, 1e5, g.expert_overhead_us);
-  g.fp8_expert_overhead_factor = r.get_number("fp8_expert_overhead_factor", 0, 100, g.fp8_expert_overhead_factor);
-  g.layer_overhead_us = r.get_number("layer_overhead_us", 0, 1e5, g.layer_overhead_us);
+  g.expert_host_us = r.get_number("expert_host_us", 0, 1e5, g.expert_host_us);
+  g.layer_host_us = r.get_number("layer_host_us", 0, 1e5, g.layer_host_us);
   g.hbm_efficiency = r.get_number("hbm_efficiency", 0, 1, g.hbm_efficiency, true);
   g.intra_node_efficiency = r.get_number("intra_node_efficiency", 0, 1, g.intra_node_efficiency, true);
   g.inter_node_efficiency = r.get_number("inter_node_efficiency", 0, 1, g.inter_node_efficiency, true);
+  g.alltoall_intra_node_efficiency =
+      r.get_number("alltoall_intra_node_efficiency", 0, 1, g.alltoall_intra_node_efficiency, true);
+  g.alltoall_inter_node_efficiency =
+      r.get_number("alltoall_inter_node_efficiency", 0, 1, g.alltoall_inter_node_efficiency, true);
+  g.assumed = read_string_list(
+      r, "assumed",
+      {"memory_gib", "bf16_tflops", "fp8_tflops", "hbm_gbps", "intra_node_gbps", "inter_node_gbps",
+       "host_link_gbps", "reserved_memory_gib", "fp8_recipes", "gemm_efficiency", "fp8_gemm_speedup",
+       "attention_efficiency", "grouped_gemm_half_tokens", "expert_host_us", "layer_host_us", "hbm_efficiency",
+       "intra_node_efficiency", "inter_node_efficiency", "alltoall_intra_node_efficiency",
+       "alltoall_inter_node_efficiency"});
+  g.efficiency_source = r.get_string("efficiency_source", std::string());
   g.source = r.get_string("source", std::string());
   r.finish();
   if (g.reserved_memory_gib >= g.memory_gib) {
@@ -239,6 +277,25 @@ ClusterSpec read_cluster(const json& v, const std::string& path, const PresetCat
   return c;
 }
 
+// training.optimizer: Megatron's precision-aware optimizer settings.
+OptimizerSpec read_optimizer(const json& v, const std::string& path) {
+  ObjectReader r(v, path);
+  OptimizerSpec o;
+  o.precision_aware = r.get_bool("precision_aware", false);
+  o.main_grads_dtype = r.get_enum("main_grads_dtype", {"fp32", "bf16"}, std::string("fp32"));
+  o.main_params_dtype = r.get_enum("main_params_dtype", {"fp32", "fp16"}, std::string("fp32"));
+  o.exp_avg_dtype = r.get_enum("exp_avg_dtype", {"fp32", "bf16", "fp8"}, std::string("fp32"));
+  o.exp_avg_sq_dtype = r.get_enum("exp_avg_sq_dtype", {"fp32", "bf16", "fp8"}, std::string("fp32"));
+  r.finish();
+  const bool lowered = o.main_grads_dtype != "fp32" || o.main_params_dtype != "fp32" ||
+                       o.exp_avg_dtype != "fp32" || o.exp_avg_sq_dtype != "fp32";
+  if (lowered && !o.precision_aware) {
+    fail("bad_value", detail::join_path(path, "precision_aware"),
+         "expected true: non-fp32 optimizer dtypes need Megatron's --use-precision-aware-optimizer");
+  }
+  return o;
+}
+
 TrainingSpec read_training(const json& v, const std::string& path) {
   ObjectReader r(v, path);
   TrainingSpec t;
@@ -256,7 +313,17 @@ TrainingSpec read_training(const json& v, const std::string& path) {
   t.overlap_grad_reduce = r.get_bool("overlap_grad_reduce", true);
   t.overlap_param_gather = r.get_bool("overlap_param_gather", true);
   t.overlap_moe_expert_parallel_comm = r.get_bool("overlap_moe_expert_parallel_comm", false);
+  if (r.has("optimizer")) t.optimizer = read_optimizer(r.raw("optimizer"), r.path("optimizer"));
+  r.ignore("optimizer");
+  t.fp8_recipe = r.has("fp8_recipe") ? r.get_enum("fp8_recipe", {"tensorwise", "blockwise", "mxfp8"}, std::nullopt)
+                                     : (r.ignore("fp8_recipe"), std::string());
+  t.fp8_param_gather = r.get_bool("fp8_param_gather", false);
+  t.cuda_graphs = r.get_bool("cuda_graphs", false);
+  t.grad_reduce_in_bf16 = r.get_bool("grad_reduce_in_bf16", false);
   r.finish();
+  if (t.fp8_param_gather && !t.use_distributed_optimizer) {
+    fail("bad_value", r.path("fp8_param_gather"), "needs use_distributed_optimizer (Megatron rule)");
+  }
   if (t.overlap_param_gather && (!t.overlap_grad_reduce || !t.use_distributed_optimizer)) {
     fail("bad_value", r.path("overlap_param_gather"),
          "needs use_distributed_optimizer and overlap_grad_reduce (Megatron rule)");

@@ -14,11 +14,8 @@
 
 namespace hapmoe {
 
-// Share of the EP all-to-all left exposed: 1 unless --overlap-moe-expert-parallel-comm is on.
-inline constexpr double kEpOverlapExposedFraction = 0.3;
 // Share of interleaved-schedule p2p left exposed (overlap_p2p_comm is on by default).
 inline constexpr double kInterleavedP2pExposedFraction = 0.25;
-double ep_exposed_fraction(const TrainingSpec& t);
 
 // Per micro-batch terms of one layer on one GPU of the stage.
 struct LayerCost {

@@ -2,7 +2,7 @@
 // 1F1B (or interleaved) schedule; idle gaps are the pipeline bubbles.
 import { simulatePipeline } from './pipeline-schedule.js';
 import { esc, fixed } from './format.js';
-import { niceStep } from './memory-chart.js';
+import { niceStep, stageLabel } from './memory-chart.js';
 
 const COLORS = { F: ['#4e79a7', '#7aa0c8', '#a5c1de', '#cddcec'], B: ['#59a14f', '#83bf7a', '#aad4a3', '#d0e8cb'] };
 const BUSY = '#8c8fa3';
@@ -11,19 +11,22 @@ const BUSY = '#8c8fa3';
  * stages: [{gpu, forward_s, backward_s}] (per micro-batch), m micro-batches, vpp chunks.
  * Returns an SVG string.
  */
-export function timelineChartSvg(stages, m, vpp = 1, { width = 760 } = {}) {
+export function timelineChartSvg(stages, m, vpp = 1, { width: minWidth = 760 } = {}) {
+  let width = minWidth;
   const fwd = stages.map((s) => Number(s.forward_s) || 0);
   const bwd = stages.map((s) => Number(s.backward_s) || 0);
   const { ops, makespan, bubbleFraction } = simulatePipeline(fwd, bwd, Math.max(1, m | 0), Math.max(1, vpp | 0));
-  const rowH = 22, gap = 6, left = 110, right = 16, top = 30, bottom = 36;
+  const rowH = 22, gap = 6, left = 120, right = 16, top = 30, bottom = 36;
   const p = stages.length;
+  // Wide enough that each micro-batch op keeps a few pixels (64+ micro-batches stay legible).
+  width = Math.min(4000, Math.max(width, left + right + Math.ceil(ops.length / Math.max(1, p)) * 6));
   const height = top + p * (rowH + gap) - gap + bottom;
   const plotW = width - left - right;
   const span = makespan || 1;
   const x = (t) => left + (t / span) * plotW;
   const rowY = (r) => top + r * (rowH + gap);
   // With too many ops for their width, draw busy runs instead of single ops.
-  const coarse = ops.length / p > plotW / 3;
+  const coarse = ops.length / p > plotW / 4;
   let out = '';
   const step = niceStep(span / 6);
   const digits = Math.max(0, Math.ceil(-Math.log10(step) - 1e-9));
@@ -33,7 +36,7 @@ export function timelineChartSvg(stages, m, vpp = 1, { width = 760 } = {}) {
   }
   for (let r = 0; r < p; r++) {
     out += `<rect x="${left}" y="${rowY(r)}" width="${plotW}" height="${rowH}" class="idle"/>` +
-      `<text x="${left - 8}" y="${rowY(r) + rowH / 2 + 4}" text-anchor="end" class="label">${esc(`S${r} ${stages[r].gpu ?? ''}`)}</text>`;
+      `<text x="${left - 8}" y="${rowY(r) + rowH / 2 + 4}" text-anchor="end" class="label">${stageLabel(r, stages[r].gpu)}</text>`;
   }
   if (coarse) {
     const runs = new Map();

@@ -50,7 +50,7 @@ export function createCompareView(container) {
   container.classList.add('compare');
   container.innerHTML = '<h3>Compare</h3><div class="plans-tools">' +
     '<label>A <select class="cmp-a" aria-label="Compare A"></select></label>' +
-    '<label>B <select class="cmp-b" aria-label="Compare B"></select></label></div><div class="table-wrap cmp-table"></div>';
+    '<label>B <select class="cmp-b" aria-label="Compare B"></select></label></div><div class="table-wrap cmp-table" tabindex="0" role="region" aria-label="Comparison (scrolls sideways)"></div>';
   const [selA, selB] = [container.querySelector('.cmp-a'), container.querySelector('.cmp-b')];
   const table = container.querySelector('.cmp-table');
   const draw = () => {

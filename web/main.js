@@ -141,6 +141,14 @@ async function openFile(file) {
   run({ scenario });
 }
 
+/** Scrolls so that the focused field is not hidden under the sticky run bar. */
+function keepAboveRunBar(el) {
+  const bar = $('.run-bar');
+  if (!bar || bar.contains(el)) return;
+  const overlap = el.getBoundingClientRect().bottom - bar.getBoundingClientRect().top;
+  if (overlap > 0) window.scrollBy(0, overlap + 12);
+}
+
 function scheduleLive() {
   results.setStale(true);
   clearTimeout(liveTimer);
@@ -162,6 +170,7 @@ function wire() {
     });
   }
   formEl.addEventListener('click', (e) => { if (e.target.closest('.remove-group, .add-group')) scheduleLive(); });
+  formEl.addEventListener('focusin', (e) => keepAboveRunBar(e.target));
   $('#open-file').addEventListener('change', (e) => { if (e.target.files[0]) openFile(e.target.files[0]); e.target.value = ''; });
   $('#cancel-btn').addEventListener('click', cancel);
   $('#download-btn').addEventListener('click', () => results.result &&

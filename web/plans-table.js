@@ -68,6 +68,9 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
     '<span class="hint">Tick two plans in the last column to compare them.</span>';
   const tableBox = document.createElement('div');
   tableBox.className = 'table-wrap';
+  Object.assign(tableBox, { tabIndex: 0 });
+  tableBox.setAttribute('role', 'region');
+  tableBox.setAttribute('aria-label', 'Plans (scrolls sideways)');
   const helpBox = document.createElement('div');
   container.replaceChildren(tools, tableBox, helpBox);
   const help = wireHelp(tableBox, helpBox);

@@ -19,14 +19,15 @@ export function timelineChartSvg(stages, m, vpp = 1, { width: minWidth = 760 } =
   const rowH = 22, gap = 6, left = 120, right = 16, top = 30, bottom = 36;
   const p = stages.length;
   // Wide enough that each micro-batch op keeps a few pixels (64+ micro-batches stay legible).
-  width = Math.min(4000, Math.max(width, left + right + Math.ceil(ops.length / Math.max(1, p)) * 6));
+  const shortest = ops.reduce((a, o) => (o.end - o.start > 0 ? Math.min(a, o.end - o.start) : a), Infinity);
+  if (Number.isFinite(shortest) && makespan > 0) width = Math.min(4000, Math.max(width, left + right + Math.ceil(5 * makespan / shortest)));
   const height = top + p * (rowH + gap) - gap + bottom;
   const plotW = width - left - right;
   const span = makespan || 1;
   const x = (t) => left + (t / span) * plotW;
   const rowY = (r) => top + r * (rowH + gap);
   // With too many ops for their width, draw busy runs instead of single ops.
-  const coarse = ops.length / p > plotW / 4;
+  const coarse = Number.isFinite(shortest) && (shortest / span) * plotW < 2.5;
   let out = '';
   const step = niceStep(span / 6);
   const digits = Math.max(0, Math.ceil(-Math.log10(step) - 1e-9));

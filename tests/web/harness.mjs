@@ -18,12 +18,15 @@ export const PLAN_TIMEOUT = 60_000;
 export const PHONE = { width: 390, height: 844 };
 export const DESKTOP = { width: 1440, height: 1000 };
 
-/** Starts the server and browser; returns {url, newPage(options), close()}. */
-export async function startHarness() {
+/** The folders served (HAPMOE_DIST or ./dist). */
+export const DIST_ROOTS = ROOTS;
+
+/** Starts the server (on roots) and browser; returns {url, newPage(options), close()}. */
+export async function startHarness(roots = ROOTS) {
   for (const f of ['index.html', 'hapmoe.js']) {
-    assert.ok(resolveFile(ROOTS, `/${f}`), `${f} not found in ${ROOTS.join(', ')}: build the page (dist/) or set HAPMOE_DIST`);
+    assert.ok(resolveFile(roots, `/${f}`), `${f} not found in ${roots.join(', ')}: build the page (dist/) or set HAPMOE_DIST`);
   }
-  const server = await startServer(ROOTS);
+  const server = await startServer(roots);
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
   const contexts = [];
   return {

@@ -3,8 +3,9 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { startHarness, openAndPlan, waitRuns, runs, field, overflowX, screenshot, linkFor, SCENARIO, PHONE, REPO } from './harness.mjs';
+import { startHarness, DIST_ROOTS, openAndPlan, waitRuns, runs, field, overflowX, screenshot, linkFor, SCENARIO, PHONE, REPO } from './harness.mjs';
 
 let h;
 const AXE = path.join(REPO, 'node_modules/axe-core/axe.min.js');
@@ -174,6 +175,32 @@ describe('page layout and accessibility', { timeout: 240_000 }, () => {
     assert.match(await page.textContent('#run-status'), /Done/);
     assert.ok(await page.locator('table.plans tbody tr').count() > 0);
     await page.context().setOffline(false);
+  });
+
+  test('a new version on the server replaces the cached page on the next online load', async () => {
+    // A private copy of the site, so this test can publish a "new version" of index.html.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hapmoe-site-'));
+    for (const root of [...DIST_ROOTS].reverse()) fs.cpSync(root, dir, { recursive: true, dereference: true });
+    const site = await startHarness([dir]);
+    try {
+      const page = await openAndPlan(site, `${site.url}/`);
+      await page.evaluate(() => navigator.serviceWorker.ready);
+      await page.reload();
+      await waitRuns(page, 0);
+      assert.equal(await page.evaluate(() => navigator.serviceWorker.controller != null), true);
+      const html = fs.readFileSync(path.join(dir, 'index.html'), 'utf8');
+      fs.writeFileSync(path.join(dir, 'index.html'), html.replace('<title>HAPMoE Planner</title>', '<title>HAPMoE Planner v2</title>'));
+      await page.reload();
+      await waitRuns(page, 0);
+      assert.equal(await page.title(), 'HAPMoE Planner v2');
+      await page.context().setOffline(true);
+      await page.reload();
+      await waitRuns(page, 0);
+      assert.equal(await page.title(), 'HAPMoE Planner v2', 'the offline copy is the new version');
+    } finally {
+      await site.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('an edit re-plans by itself shortly after', async () => {

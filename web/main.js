@@ -1,5 +1,5 @@
 // Wiring only: worker client, form, results, URL state, history, files and run controls.
-import { PlannerClient, CancelledError, PlannerFailure, DEFAULT_BUDGET_MS } from './planner-client.js';
+import { PlannerClient, CancelledError, PlannerFailure, DEFAULT_BUDGET_MS, describeCrash } from './planner-client.js';
 import { createScenarioForm } from './form.js';
 import { createResultsView } from './results-view.js';
 import { createRunStatus } from './run-status.js';
@@ -49,6 +49,13 @@ async function writeUrl(scenario, view, push) {
   else history.replaceState({ ran: push || history.state?.ran || false }, '', hash);
 }
 
+/** An internal failure of the core (e.g. std::bad_alloc): a fresh module, and a message saying so. */
+function showInternal(error) {
+  client.restart();
+  showBanner(banner, describeCrash('InternalError', error.message));
+  status.idle('Stopped.');
+}
+
 function showInvalid(error) {
   const msg = error?.message || 'Invalid input';
   if (!markFieldError(formEl, error?.field, msg)) showBanner(banner, `${error?.field ? `${error.field}: ` : ''}${msg}`);
@@ -74,10 +81,12 @@ async function run({ scenario = null, view = null, scrollToResults = false } = {
     await writeUrl(s, view, true);
     const check = await client.validate(s);
     if (id !== runId) return;
+    if (!check.ok && check.error?.code === 'internal') { showInternal(check.error); return; }
     if (!check.ok) { showInvalid(check.error); status.idle('Input needs attention.'); return; }
     status.running('Searching…');
     const result = await client.plan(s, (f, n) => { if (id === runId) status.progress(f, n); });
     if (id !== runId) return;
+    if (!result.ok && result.error?.code === 'internal') { showInternal(result.error); return; }
     if (!result.ok) { showInvalid(result.error); status.idle('Input needs attention.'); return; }
     stickyError = '';
     showBanner(banner, '');

@@ -91,6 +91,11 @@ export class PlannerClient {
   validate(scenario) { return this.call('validate', scenario); }
   plan(scenario, onProgress) { return this.call('plan', scenario, onProgress); }
 
+  /** Replaces the worker with a fresh one (after the module reported an internal failure). */
+  restart() {
+    this.#replace(new PlannerFailure('The planner was restarted.'));
+  }
+
   /** Stops whatever is running; pending calls reject with CancelledError. */
   cancel() {
     this.#replace(new CancelledError());

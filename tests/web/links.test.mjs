@@ -184,6 +184,22 @@ describe('links, files and hostile input', { timeout: 300_000 }, () => {
     assert.deepEqual(out.second, { calls: 1 }); // a fresh worker answered
   });
 
+  test('an internal failure of the core (bad_alloc) is named, not shown as an input problem', async () => {
+    const page = await h.newPage();
+    const real = fs.readFileSync(path.join(REPO, 'web/worker.js'), 'utf8');
+    // The real worker, except that every plan answers as the C++ API does when it catches std::bad_alloc.
+    const fake = `importScripts('worker-real.js'); const real = self.onmessage; self.onmessage = (e) => {
+      if (e.data.method !== 'plan') return real(e);
+      self.postMessage({ id: e.data.id, type: 'result', json: JSON.stringify({ format: 'hapmoe.result/1', ok: false,
+        error: { code: 'internal', message: 'internal error: std::bad_alloc', field: '' } }) }); };`;
+    await page.route('**/worker-real.js', (r) => r.fulfill({ body: real, contentType: 'text/javascript' }));
+    await page.route('**/worker.js', (r) => r.fulfill({ body: fake, contentType: 'text/javascript' }));
+    await page.goto(`${h.url}/`);
+    await waitRuns(page, 0);
+    assert.match(await bannerText(page), /ran out of memory \(internal error: std::bad_alloc\).*restarted/);
+    assert.doesNotMatch(await page.textContent('#run-status'), /Input needs attention/);
+  });
+
   test('script payloads in every string field stay inert text', async () => {
     const xss = (tag) => `<img src=x onerror="window.__xss='${tag}'"><script>window.__xss='${tag}'</script>`;
     const gpus = JSON.parse(fs.readFileSync(path.join(REPO, 'presets/gpus.json'), 'utf8')).gpus;

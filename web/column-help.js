@@ -21,6 +21,7 @@ export const COLUMN_HELP = {
   head: ['Memory headroom', 'Smallest free memory per GPU over the stages (capacity minus predicted peak). Plans using more than 95% of a GPU are flagged: real runs vary by a few GiB.'],
   vsMd: ['vs Megatron', 'Speedup of this plan over the Megatron default baseline (uniform layer split, GPU types ignored).'],
   vsUni: ['vs uniform', 'Speedup over the best plan whose layers are spread as evenly as possible over the stages, remainder by the core\'s fixed rule (GPU speed not considered).'],
+  mesh: ['Parallel mesh', 'TP splits each layer\'s matrices (inside a node); CP splits each sample\'s sequence; PP is the number of pipeline stages; DP the copies that share the batch; EP the GPUs sharing an MoE layer\'s experts (all-to-all); ETP tensor parallelism inside each expert; VPP layer chunks per stage (interleaved schedule, smaller bubble); mbs samples per micro-batch.'],
   cmp: ['Compare', 'Tick two plans to see them side by side with the terms that make one faster.'],
 };
 

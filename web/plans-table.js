@@ -39,7 +39,7 @@ export const COLUMNS = [
   { key: 'mbs', header: 'mbs', value: (p) => p.plan.micro_batch_size, text: String },
   { key: 'split', header: 'Layers', value: split, text: String },
   { key: 'time', header: 'Iteration', unit: 's', value: (p) => p.metrics.iteration_time_s, text: (v) => fixed(v, 3) },
-  { key: 'tps', header: 'Throughput', unit: 'tokens/s', value: (p) => p.metrics.tokens_per_s, text: int },
+  { key: 'tps', header: 'Tokens', unit: 'per s', value: (p) => p.metrics.tokens_per_s, text: int },
   { key: 'tflops', header: 'Per GPU', unit: 'TFLOPS', value: (p) => p.metrics.tflops_per_gpu, text: (v) => fixed(v, 1) },
   { key: 'mfu', header: 'MFU', unit: '%', value: (p) => p.metrics.mfu, text: (v) => percent(v) },
   { key: 'bubble', header: 'Bubble', unit: '%', value: (p) => p.metrics.bubble_fraction, text: (v) => percent(v) },
@@ -49,6 +49,7 @@ export const COLUMNS = [
   { key: 'vsUni', header: 'vs uniform', unit: '×', value: (p, r) => speedup(baseTime(r, 'uniform'), p), text: (v) => fixed(v, 2) },
 ];
 
+const MESH_KEYS = new Set(['tp', 'cp', 'pp', 'dp', 'ep', 'etp', 'vpp', 'mbs']);
 const NUMERIC_DESC = new Set(['tps', 'tflops', 'mfu', 'head', 'vsMd', 'vsUni']);
 export const SORT_KEYS = new Set(COLUMNS.map((c) => c.key));
 
@@ -104,10 +105,13 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
     const head = COLUMNS.map((c) => {
       const aria = c.key === sort.key ? (sort.dir > 0 ? 'ascending' : 'descending') : 'none';
       return `<th scope="col" aria-sort="${aria}"><button type="button" data-sort="${c.key}">${esc(c.header)}` +
-        `${c.unit ? ` <span class="unit">${esc(c.unit)}</span>` : ''}</button>${helpButton(c.key)}</th>`;
+        `${c.unit ? ` <span class="unit">${esc(c.unit)}</span>` : ''}</button>${MESH_KEYS.has(c.key) ? '' : helpButton(c.key)}</th>`;
     }).join('') + `<th scope="col">Compare${helpButton('cmp')}</th>`;
+    // The mesh columns share one help button in a group header (keeps the table narrow).
+    const group = `<tr class="group-row"><td></td><th scope="colgroup" colspan="${MESH_KEYS.size}" class="mesh-group">Parallel mesh${helpButton('mesh')}</th>` +
+      `<td colspan="${COLUMNS.length - MESH_KEYS.size}"></td></tr>`;
     tableBox.innerHTML = `<table class="plans data"><caption>Best plans, ranked by predicted iteration time</caption>` +
-      `<thead><tr>${head}</tr></thead><tbody>${rows().map(rowMarkup).join('')}</tbody></table>`;
+      `<thead>${group}<tr>${head}</tr></thead><tbody>${rows().map(rowMarkup).join('')}</tbody></table>`;
     help.refresh();
     if (focusSort) tableBox.querySelector(`button[data-sort="${focusSort}"]`)?.focus();
   }

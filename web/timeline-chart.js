@@ -68,7 +68,7 @@ export function timelineChartSvg(stages, m, vpp = 1, { width: minWidth = 760 } =
       `<text x="${lx + 16}" y="18" class="legend">${label}</text>`;
     lx += 28 + label.length * 6.5;
   }
-  out += `<text x="${width - right}" y="18" text-anchor="end" class="legend">bubble ${fixed(bubbleFraction * 100, 1)}%</text>`;
+  out += `<text x="${lx + 8}" y="18" class="legend">bubble ${fixed(bubbleFraction * 100, 1)}%</text>`;
   out += `<text x="${left + plotW / 2}" y="${height - 4}" text-anchor="middle" class="axis">time (s): simulated schedule, compute only, ${m} micro-batches${vpp > 1 ? `, ${vpp} virtual stages` : ''}</text>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" class="chart timeline-chart" viewBox="0 0 ${width} ${height}" ` +
     `width="${width}" height="${height}" role="img" aria-label="Pipeline schedule timeline">${out}</svg>`;

@@ -69,7 +69,7 @@ describe('page layout and accessibility', { timeout: 240_000 }, () => {
     assert.equal(await page.getAttribute('table.plans th:has(button[data-sort="mem"])', 'aria-sort'), 'descending');
     const label = await page.getAttribute('table.plans tbody tr:first-child', 'aria-label');
     assert.match(label, /^Plan \d+: TP\d+ .* s per iteration/);
-    for (const key of ['mfu', 'bubble', 'head']) {
+    for (const key of ['mfu', 'bubble', 'head', 'mesh']) {
       await page.focus(`table.plans button[data-help="${key}"]`);
       await page.keyboard.press('Enter');
       const help = page.locator('#plans .help-pop');

@@ -37,7 +37,36 @@ let lastScenario = null; // the scenario of the shown result
 let shownHash = '';      // scenario part of the hash this page wrote or restored
 let stickyError = '';    // a link or file error that stays visible until the next successful run
 
+let carried = {};       // parts of a loaded scenario that have no field in the form, sent along unchanged
+
 const scenarioPart = (hash) => (hash || '').split('&')[0];
+
+/** The parts of scenario the form has no input for: whole unknown sections, unknown training/search keys. */
+function partsWithoutField(scenario) {
+  const out = {};
+  for (const [key, value] of Object.entries(scenario)) {
+    if (['format', 'model', 'cluster'].includes(key)) continue;
+    if ((key === 'training' || key === 'search') && value && typeof value === 'object' && !Array.isArray(value)) {
+      const extra = Object.entries(value).filter(([f]) => !formEl.querySelector(`[data-field="${CSS.escape(`${key}.${f}`)}"]`));
+      if (extra.length) out[key] = Object.fromEntries(extra);
+    } else if (key !== 'training' && key !== 'search') out[key] = value;
+  }
+  return out;
+}
+
+/** The form's scenario plus what a link or file carried that the form cannot show. */
+function formScenario() {
+  const s = form.getScenario();
+  for (const [key, value] of Object.entries(carried)) {
+    s[key] = key === 'training' || key === 'search' ? { ...value, ...(s[key] || {}) } : value;
+  }
+  return s;
+}
+
+function showCarried() {
+  const names = Object.entries(carried).flatMap(([k, v]) => (k === 'training' || k === 'search' ? Object.keys(v).map((f) => `${k}.${f}`) : [k]));
+  $('#carried-note').textContent = names.length ? `Kept from the link or file (no field here, sent as is): ${names.join(', ')}.` : '';
+}
 
 /** Puts scenario (+ view) in the URL: a new history entry when push and the scenario changed. */
 async function writeUrl(scenario, view, push) {
@@ -74,7 +103,7 @@ async function run({ scenario = null, view = null, scrollToResults = false } = {
   if (document.body.dataset.state === 'running') client.cancel();
   clearFieldErrors(formEl);
   showBanner(banner, stickyError);
-  const s = scenario || form.getScenario();
+  const s = scenario || formScenario();
   status.running('Checking inputs…');
   results.setStale(true);
   try {
@@ -118,13 +147,15 @@ function loadScenario(scenario, origin) {
     return false;
   }
   form.setScenario(scenario, defaults);
+  carried = partsWithoutField(scenario);
+  showCarried();
   return true;
 }
 
 /** Restores the form from location.hash and plans it; a bad link keeps its error and the URL. */
 async function restoreFromHash() {
   const decoded = await decodeHash(location.hash);
-  if (!decoded) { form.setScenario(defaults, defaults); run(); return; }
+  if (!decoded) { form.setScenario(defaults, defaults); carried = {}; showCarried(); run(); return; }
   shownHash = scenarioPart(location.hash);
   if (decoded.error) { form.setScenario(defaults, defaults); showSticky(decoded.error); status.idle('The link was not loaded.'); return; }
   if (!loadScenario(decoded.scenario, 'The link')) { status.idle('The link was not loaded.'); return; }

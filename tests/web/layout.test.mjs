@@ -48,6 +48,14 @@ describe('page layout and accessibility', { timeout: 240_000 }, () => {
     assert.match(await page2.textContent('#summary'), /No feasible plan/);
     assert.equal(await overflowX(page2), 0, 'no-fit view');
     await screenshot(page2, 'phone-nofit');
+    // The narrowest phones.
+    await page.fill(field('training.global_batch_size'), '256');
+    await page.setViewportSize({ width: 360, height: 780 });
+    const n = await runs(page);
+    await page.click('#plan-btn');
+    await waitRuns(page, n);
+    assert.equal(await overflowX(page), 0, 'results view at 360 px');
+    await screenshot(page, 'phone360-results');
   });
 
   test('the no-fit view shows the core diagnosis text', async () => {

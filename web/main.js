@@ -85,9 +85,9 @@ function showInternal(error) {
   status.idle('Stopped.');
 }
 
-function showInvalid(error) {
+function showInvalid(error, live = false) {
   const msg = error?.message || 'Invalid input';
-  if (!markFieldError(formEl, error?.field, msg)) showBanner(banner, `${error?.field ? `${error.field}: ` : ''}${msg}`);
+  if (!markFieldError(formEl, error?.field, msg, { focus: !live })) showBanner(banner, `${error?.field ? `${error.field}: ` : ''}${msg}`);
   else showBanner(banner, 'Please fix the highlighted field.');
 }
 
@@ -97,7 +97,7 @@ function showSticky(text) {
 }
 
 /** Runs the scenario (default: the form's); view restores a link's plan and sort. */
-async function run({ scenario = null, view = null, scrollToResults = false } = {}) {
+async function run({ scenario = null, view = null, scrollToResults = false, live = false } = {}) {
   const id = ++runId;
   clearTimeout(liveTimer);
   if (document.body.dataset.state === 'running') client.cancel();
@@ -111,12 +111,12 @@ async function run({ scenario = null, view = null, scrollToResults = false } = {
     const check = await client.validate(s);
     if (id !== runId) return;
     if (!check.ok && check.error?.code === 'internal') { showInternal(check.error); return; }
-    if (!check.ok) { showInvalid(check.error); status.idle('Input needs attention.'); return; }
+    if (!check.ok) { showInvalid(check.error, live); status.idle('Input needs attention.'); return; }
     status.running('Searching…');
     const result = await client.plan(s, (f, n) => { if (id === runId) status.progress(f, n); });
     if (id !== runId) return;
     if (!result.ok && result.error?.code === 'internal') { showInternal(result.error); return; }
-    if (!result.ok) { showInvalid(result.error); status.idle('Input needs attention.'); return; }
+    if (!result.ok) { showInvalid(result.error, live); status.idle('Input needs attention.'); return; }
     stickyError = '';
     showBanner(banner, '');
     lastScenario = s;
@@ -192,7 +192,7 @@ function keepAboveRunBar(el) {
 function scheduleLive() {
   results.setStale(true);
   clearTimeout(liveTimer);
-  liveTimer = setTimeout(() => run(), LIVE_DELAY_MS);
+  liveTimer = setTimeout(() => run({ live: true }), LIVE_DELAY_MS);
 }
 
 function wire() {

@@ -219,5 +219,16 @@ describe('page layout and accessibility', { timeout: 240_000 }, () => {
     assert.match(await page.textContent('#megatron-args'), /--global-batch-size 512\b/);
   });
 
+  test('a live re-plan shows a field error without taking the focus from the field being typed in', async () => {
+    const page = await openAndPlan(h, `${h.url}/`);
+    const before = await runs(page);
+    await page.fill(field('training.global_batch_size'), '-5');
+    await page.focus(field('training.seq_length'));
+    await page.keyboard.type('0');
+    await waitRuns(page, before, 20_000);
+    assert.equal(await page.locator('.field-error[data-error-for="training.global_batch_size"]').count(), 1);
+    assert.equal(await page.evaluate(() => document.activeElement?.dataset.field), 'training.seq_length');
+  });
+
   test('no uncaught page errors', () => { assert.deepEqual(h.errors, []); });
 });

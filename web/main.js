@@ -157,7 +157,7 @@ async function restoreFromHash() {
   const decoded = await decodeHash(location.hash);
   if (!decoded) { form.setScenario(defaults, defaults); carried = {}; showCarried(); run(); return; }
   shownHash = scenarioPart(location.hash);
-  if (decoded.error) { form.setScenario(defaults, defaults); showSticky(decoded.error); status.idle('The link was not loaded.'); return; }
+  if (decoded.error) { form.setScenario(defaults, defaults); carried = {}; showCarried(); showSticky(decoded.error); status.idle('The link was not loaded.'); return; }
   if (!loadScenario(decoded.scenario, 'The link')) { status.idle('The link was not loaded.'); return; }
   run({ scenario: decoded.scenario, view: decoded.view });
 }

@@ -45,8 +45,9 @@ export function createClusterForm(presets, gpus) {
   }
 
   function onGpuChange(row) {
-    const g = gpus[row.gpu.value];
+    const g = gpus[row.gpu.value] || (!row.gpu.value ? row.custom : undefined);
     row.gpu.title = gpuTitle(row.gpu.value, g);
+    row.spec.textContent = g ? `${g.bf16_tflops ?? '?'} TFLOPS bf16 · ${g.intra_node_gbps ?? '?'} GB/s in node` : '';
     writeInput(row.inputs.memory_gib, g?.memory_gib);
     row.inputs.inter_node_gbps.placeholder = g?.inter_node_gbps != null ? String(g.inter_node_gbps) : '';
   }
@@ -58,7 +59,9 @@ export function createClusterForm(presets, gpus) {
     row.gpu = document.createElement('select');
     row.gpu.dataset.col = 'gpu';
     for (const id of Object.keys(gpus)) row.gpu.add(new Option(id, id));
-    gpuCell.append(row.gpu);
+    row.spec = document.createElement('small');
+    row.spec.className = 'gpu-spec';
+    gpuCell.append(row.gpu, row.spec);
     for (const c of COLUMNS) {
       const input = makeField(c, '').querySelector('input');
       input.dataset.col = c.key;
@@ -73,7 +76,9 @@ export function createClusterForm(presets, gpus) {
     del.addEventListener('click', () => { if (tbody.rows.length > 1) { row.remove(); renumber(); } });
     row.insertCell().append(del);
     const gpu = typeof group.gpu === 'object' && group.gpu ? group.gpu : { preset: group.gpu ?? firstGpu };
-    row.gpu.value = gpus[gpu.preset] ? gpu.preset : firstGpu;
+    // A custom GPU (no preset, or a preset with changed specs) from a link or file is kept as given.
+    if (!gpus[gpu.preset] || Object.keys(gpu).some((k) => k !== 'preset' && k !== 'memory_gib')) { row.custom = gpu; row.gpu.add(new Option(`custom: ${gpu.name || 'GPU'}`, '')); }
+    row.gpu.value = row.custom ? '' : gpu.preset;
     row.gpu.addEventListener('change', () => onGpuChange(row));
     onGpuChange(row);
     if (gpu.memory_gib != null) writeInput(row.inputs.memory_gib, gpu.memory_gib);
@@ -87,7 +92,8 @@ export function createClusterForm(presets, gpus) {
     return [...tbody.rows].map((row) => {
       const id = row.gpu.value;
       const mem = readInput(row.inputs.memory_gib);
-      const out = { gpu: mem == null || mem === gpus[id]?.memory_gib ? id : { preset: id, memory_gib: mem } };
+      const out = { gpu: !id && row.custom ? { ...row.custom, ...(mem == null ? {} : { memory_gib: mem }) }
+        : mem == null || mem === gpus[id]?.memory_gib ? id : { preset: id, memory_gib: mem } };
       out.nodes = readInput(row.inputs.nodes);
       out.gpus_per_node = readInput(row.inputs.gpus_per_node);
       const bw = readInput(row.inputs.inter_node_gbps);

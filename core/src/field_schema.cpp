@@ -35,20 +35,46 @@ bool is_known_field_name(const std::string& name) {
 
 const char* to_string(FieldType t) {
   switch (t) {
+    case FieldType::kInt: return "int";
+    case FieldType::kNumber: return "number";
+    case FieldType::kBool: return "bool";
+    case FieldType::kString: return "string";
+    case FieldType::kEnum: return "enum";
+    case FieldType::kIntChoices: return "int_choices";
+    case FieldType::kEnumChoices: return "enum_choices";
+    case FieldType::kLayerFreq: return "layer_freq";
+    case FieldType::kLayerSplit: return "layer_split";
+    case FieldType::kSpec: return "spec";
+    case FieldType::kObject: return "object";
+    case FieldType::kObjectList: return "object_list";
+  }
+  return "?";
+}
+
+const char* describe(FieldType t) {
+  switch (t) {
     case FieldType::kInt: return "integer";
     case FieldType::kNumber: return "number";
     case FieldType::kBool: return "boolean";
     case FieldType::kString: return "string";
-    case FieldType::kEnum: return "enum";
+    case FieldType::kEnum: return "one of";
     case FieldType::kIntChoices: return "integer or list of integers";
-    case FieldType::kEnumChoices: return "enum or list of enums";
-    case FieldType::kLayerFreq: return "integer or list of 0/1";
-    case FieldType::kLayerSplit: return "\"auto\" or list of integers";
+    case FieldType::kEnumChoices: return "one or a list of";
+    case FieldType::kLayerFreq: return "integer N or list of 0/1 per layer";
+    case FieldType::kLayerSplit: return "\"auto\" or list of layers per stage";
     case FieldType::kSpec: return "preset id or object";
     case FieldType::kObject: return "object";
     case FieldType::kObjectList: return "list of objects";
   }
   return "?";
+}
+
+bool has_range(const FieldDef& f) {
+  switch (f.type) {
+    case FieldType::kInt: case FieldType::kNumber: case FieldType::kIntChoices:
+    case FieldType::kLayerSplit: case FieldType::kObjectList: return true;
+    default: return false;
+  }
 }
 
 const char* to_string(DefaultKind k) {

@@ -51,8 +51,8 @@ constexpr double kMaxLayers = 1024;   // 8x the deepest published LLM (~126 laye
 constexpr double kMaxGbps = 1e5;
 
 const FieldDef kFields[] = {
-    text("format", D::kValue, "hapmoe.scenario/1",
-         "Version tag of the scenario format; only \"hapmoe.scenario/1\" is accepted."),
+    text("format", D::kValue, kScenarioFormat,
+         "Version tag of the scenario format; only the default value is accepted."),
 
     // ---- model -------------------------------------------------------------------------
     node("model", T::kSpec, D::kRequired,
@@ -83,7 +83,7 @@ const FieldDef kFields[] = {
     derived("model.moe_router_topk", T::kInt, "experts", 0, kMaxExperts,
             "2 when num_experts > 0, else 0",
             "Experts each token is sent to (top-k routing); from 1 to num_experts in an MoE model."),
-    {"model.moe_layer_freq", T::kLayerFreq, "", 0, kMaxLayers, D::kDerived, 0,
+    {"model.moe_layer_freq", T::kLayerFreq, "", 1, kMaxLayers, D::kDerived, 0,
      "1 (every layer is MoE) when num_experts > 0", "",
      "Which layers are MoE: an integer N (every N-th layer, starting with the first) or a list "
      "of 0/1 with one entry per layer."},

@@ -9,6 +9,9 @@
 
 namespace hapmoe {
 
+// The scenario format tag: the "format" field's only accepted value.
+inline constexpr const char* kScenarioFormat = "hapmoe.scenario/1";
+
 enum class FieldType {
   kInt,          // integer
   kNumber,       // finite number
@@ -55,8 +58,14 @@ const FieldDef* find_field(const std::string& pattern);
 // "cluster.groups[3].gpu.memory_gib" -> "cluster.groups[].gpu.memory_gib".
 std::string field_pattern(const std::string& concrete_path);
 
-const char* to_string(FieldType t);
-const char* to_string(DefaultKind k);
+const char* to_string(FieldType t);    // machine name: "int", "int_choices", ...
+const char* describe(FieldType t);     // for people: "integer or list of integers", ...
+const char* to_string(DefaultKind k);  // "required", "value", "derived", "unset"
+// True when min/max bound the value (or, for lists of objects, their count).
+bool has_range(const FieldDef& f);
+
+// The table as a Markdown reference (docs/fields.md is this text).
+std::string fields_markdown();
 
 // True when `name` is the last path component of some field (typo detection).
 bool is_known_field_name(const std::string& name);

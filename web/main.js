@@ -26,10 +26,9 @@ let ownHash = '';
 function defaultScenario(presets) {
   const pick = (ids, wanted) => (wanted in ids ? wanted : Object.keys(ids)[0]);
   return {
-    format: 'hapmoe.scenario/1',
     model: pick(presets.models, 'mixtral-s'),
     cluster: pick(presets.clusters, '16-1'),
-    training: { global_batch_size: 256, seq_length: 4096, precision: 'bf16', moe_load_imbalance: 1 },
+    training: { global_batch_size: 256, seq_length: 4096 },  // the rest: the schema's defaults
   };
 }
 
@@ -81,10 +80,11 @@ async function restoreFromHash() {
 
 async function start() {
   document.body.dataset.state = 'loading';
-  let presets;
+  let presets, schema;
   try {
-    const [p, v] = await Promise.all([client.presets(), client.version()]);
+    const [p, v, s] = await Promise.all([client.presets(), client.version(), client.schema()]);
     presets = p;
+    schema = s;
     $('#version').textContent = `core ${v.version ?? ''}`;
   } catch (err) {
     showBanner(banner, `Could not load the planner module (hapmoe.js / hapmoe.wasm): ${err.message}`);
@@ -93,7 +93,7 @@ async function start() {
     return;
   }
   defaults = defaultScenario(presets);
-  form = createScenarioForm(formEl.querySelector('.fields'), presets);
+  form = createScenarioForm(formEl.querySelector('.fields'), presets, schema);
   await restoreFromHash();
   formEl.addEventListener('submit', (e) => { e.preventDefault(); run(); });
   formEl.addEventListener('input', (e) => {

@@ -6,7 +6,7 @@ import { fieldDef, makeField, makeHelp, readInput, writeInput, sameValue } from 
 import { createPresetSelect } from './preset-select.js';
 
 /** Group table columns: [schema path, label]. */
-const COLUMNS = [
+export const COLUMNS = [
   ['cluster.groups[].nodes', 'Nodes'],
   ['cluster.groups[].gpus_per_node', 'GPUs / node'],
   ['cluster.groups[].inter_node_gbps', 'Inter-node'],

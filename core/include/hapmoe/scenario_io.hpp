@@ -1,4 +1,4 @@
-// Scenario JSON (SCENARIO.md, "hapmoe.scenario/1") <-> Scenario. Parsing never throws: bad
+// Scenario JSON (docs/scenario.md, "hapmoe.scenario/1") <-> Scenario. Parsing never throws: bad
 // input comes back as an Error naming the JSON path and what was expected.
 #pragma once
 

@@ -2,15 +2,15 @@
 // the parser agree in both directions (every table field is read, every field read is in the
 // table), each bound rejects with the field named, and specs.hpp's member initialisers equal the
 // table's defaults.
+#include "hapmoe/field_schema.hpp"
+
 #include <doctest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "hapmoe/field_schema.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
 
@@ -29,14 +29,18 @@ const hapmoe::PresetCatalog& presets() {
 // A valid scenario in which every object the table describes is present as an object, so a
 // field set in it is read by the parser (model and GPU start from presets).
 json full_doc() {
-  return {{"format", "hapmoe.scenario/1"},
-          {"model", {{"preset", "mixtral-8x7b"}}},
-          {"cluster", {{"groups", json::array({{{"gpu", {{"preset", "h100-sxm"}}}, {"nodes", 2}}})}}},
-          {"training", {{"global_batch_size", 256}, {"seq_length", 4096}}},
-          {"search", json::object()},
-          {"plan",
-           {{"tp", 2}, {"pp", 2}, {"dp", 4}, {"ep", 8},
-            {"stages", json::array({{{"layers", 16}}, {{"layers", 16}}})}}}};
+  return {
+      {"format", "hapmoe.scenario/1"},
+      {"model", {{"preset", "mixtral-8x7b"}}},
+      {"cluster", {{"groups", json::array({{{"gpu", {{"preset", "h100-sxm"}}}, {"nodes", 2}}})}}},
+      {"training", {{"global_batch_size", 256}, {"seq_length", 4096}}},
+      {"search", json::object()},
+      {"plan",
+       {{"tp", 2},
+        {"pp", 2},
+        {"dp", 4},
+        {"ep", 8},
+        {"stages", json::array({{{"layers", 16}}, {{"layers", 16}}})}}}};
 }
 
 // JSON pointer of a table pattern inside full_doc ("[]" -> first element).
@@ -50,8 +54,10 @@ json::json_pointer pointer_of(const std::string& pattern) {
     part.clear();
   };
   for (char c : pattern) {
-    if (c == '.') flush();
-    else part += c;
+    if (c == '.')
+      flush();
+    else
+      part += c;
   }
   flush();
   return json::json_pointer(ptr);
@@ -68,7 +74,8 @@ std::string concrete(const std::string& pattern) {
 }
 
 bool is_leaf(const FieldDef& f) {
-  return f.type != FieldType::kSpec && f.type != FieldType::kObject && f.type != FieldType::kObjectList;
+  return f.type != FieldType::kSpec && f.type != FieldType::kObject &&
+         f.type != FieldType::kObjectList;
 }
 
 // Fields the preset merge owns: "preset" is consumed and "id" is replaced by the preset id.
@@ -99,7 +106,8 @@ TEST_CASE("field table sanity") {
       CHECK(f.min <= f.max);
       CHECK(std::isfinite(f.max));
     }
-    if (f.type == FieldType::kEnum || f.type == FieldType::kEnumChoices) CHECK(f.allowed[0] != '\0');
+    if (f.type == FieldType::kEnum || f.type == FieldType::kEnumChoices)
+      CHECK(f.allowed[0] != '\0');
     if (f.type == FieldType::kInt || f.type == FieldType::kNumber) {
       if (f.default_kind == DefaultKind::kValue) {
         CHECK(f.default_number >= f.min);
@@ -116,11 +124,13 @@ TEST_CASE("field table sanity") {
     const size_t dot = p.rfind('.');
     if (dot != std::string::npos) {
       std::string parent = p.substr(0, dot);
-      if (parent.size() > 2 && parent.compare(parent.size() - 2, 2, "[]") == 0) parent.resize(parent.size() - 2);
+      if (parent.size() > 2 && parent.compare(parent.size() - 2, 2, "[]") == 0)
+        parent.resize(parent.size() - 2);
       CHECK(hapmoe::find_field(parent) != nullptr);
     }
   }
-  CHECK(hapmoe::field_pattern("cluster.groups[12].gpu.memory_gib") == "cluster.groups[].gpu.memory_gib");
+  CHECK(hapmoe::field_pattern("cluster.groups[12].gpu.memory_gib") ==
+        "cluster.groups[].gpu.memory_gib");
   CHECK(hapmoe::is_known_field_name("num_layers"));
   CHECK_FALSE(hapmoe::is_known_field_name("num_layer"));
 }
@@ -155,12 +165,14 @@ TEST_CASE("each bound rejects with the field named") {
     for (const double bad : {f.min - step, f.max + (f.type == FieldType::kNumber ? f.max : 1)}) {
       CAPTURE(bad);
       json d = full_doc();
-      d[pointer_of(f.path)] = f.type == FieldType::kNumber ? json(bad) : json(static_cast<long long>(bad));
+      d[pointer_of(f.path)] =
+          f.type == FieldType::kNumber ? json(bad) : json(static_cast<long long>(bad));
       expect_rejected(d, "out_of_range", concrete(f.path));
     }
     // The bounds themselves are accepted by the field (other rules may still object).
     json d = full_doc();
-    d[pointer_of(f.path)] = f.type == FieldType::kNumber ? json(f.max) : json(static_cast<long long>(f.max));
+    d[pointer_of(f.path)] =
+        f.type == FieldType::kNumber ? json(f.max) : json(static_cast<long long>(f.max));
     const auto r = hapmoe::parse_scenario(d, presets());
     if (!r.ok()) CHECK(r.error().code != "wrong_type");
   }
@@ -207,12 +219,17 @@ TEST_CASE("lists tied to the model and repeated search values") {
 TEST_CASE("heads x head dimension is checked in 64 bits") {
   // 4096 heads x (2^20 + 2^20) = 2^33: wraps to 0 in 32 bits, so only a 64-bit product sees it.
   json d = full_doc();
-  d["model"].update({{"num_attention_heads", 4096}, {"num_query_groups", 4096},
-                     {"multi_latent_attention", true}, {"kv_lora_rank", 512},
-                     {"qk_head_dim", 1 << 20}, {"qk_pos_emb_head_dim", 1 << 20}, {"v_head_dim", 128}});
+  d["model"].update({{"num_attention_heads", 4096},
+                     {"num_query_groups", 4096},
+                     {"multi_latent_attention", true},
+                     {"kv_lora_rank", 512},
+                     {"qk_head_dim", 1 << 20},
+                     {"qk_pos_emb_head_dim", 1 << 20},
+                     {"v_head_dim", 128}});
   expect_rejected(d, "out_of_range", "model.num_attention_heads");
   d = full_doc();
-  d["model"].update({{"num_attention_heads", 4096}, {"num_query_groups", 4096}, {"kv_channels", 512}});
+  d["model"].update(
+      {{"num_attention_heads", 4096}, {"num_query_groups", 4096}, {"kv_channels", 512}});
   expect_rejected(d, "out_of_range", "model.num_attention_heads");  // 2^21 > 2^20
 }
 
@@ -247,18 +264,21 @@ TEST_CASE("specs.hpp member initialisers equal the table defaults") {
 
   const hapmoe::ModelSpec m;
   CHECK(m.swiglu == (num("model.swiglu") != 0));
-  CHECK(m.untie_embeddings_and_output_weights == (num("model.untie_embeddings_and_output_weights") != 0));
+  CHECK(m.untie_embeddings_and_output_weights ==
+        (num("model.untie_embeddings_and_output_weights") != 0));
   CHECK(m.num_experts == num("model.num_experts"));
   CHECK(m.multi_latent_attention == (num("model.multi_latent_attention") != 0));
 
   const hapmoe::TrainingSpec t;
   CHECK(hapmoe::to_string(t.precision) == text("training.precision"));
   CHECK(t.use_distributed_optimizer == (num("training.use_distributed_optimizer") != 0));
-  CHECK(hapmoe::to_string(t.moe_token_dispatcher_type) == text("training.moe_token_dispatcher_type"));
+  CHECK(hapmoe::to_string(t.moe_token_dispatcher_type) ==
+        text("training.moe_token_dispatcher_type"));
   CHECK(t.moe_load_imbalance == num("training.moe_load_imbalance"));
   CHECK(t.overlap_grad_reduce == (num("training.overlap_grad_reduce") != 0));
   CHECK(t.overlap_param_gather == (num("training.overlap_param_gather") != 0));
-  CHECK(t.overlap_moe_expert_parallel_comm == (num("training.overlap_moe_expert_parallel_comm") != 0));
+  CHECK(t.overlap_moe_expert_parallel_comm ==
+        (num("training.overlap_moe_expert_parallel_comm") != 0));
 
   const hapmoe::SearchSpec s;
   CHECK(hapmoe::to_string(s.mode) == text("search.mode"));
@@ -266,9 +286,14 @@ TEST_CASE("specs.hpp member initialisers equal the table defaults") {
   CHECK(s.baselines == (num("search.baselines") != 0));
 
   const hapmoe::PlanSpec p;
-  for (auto [v, path] : {std::pair<int, const char*>{p.tp, "plan.tp"}, {p.cp, "plan.cp"}, {p.pp, "plan.pp"},
-                         {p.ep, "plan.ep"}, {p.etp, "plan.etp"}, {p.vpp, "plan.vpp"},
-                         {p.micro_batch_size, "plan.micro_batch_size"}, {hapmoe::StagePlan{}.group, "plan.stages[].group"}}) {
+  for (auto [v, path] : {std::pair<int, const char*>{p.tp, "plan.tp"},
+                         {p.cp, "plan.cp"},
+                         {p.pp, "plan.pp"},
+                         {p.ep, "plan.ep"},
+                         {p.etp, "plan.etp"},
+                         {p.vpp, "plan.vpp"},
+                         {p.micro_batch_size, "plan.micro_batch_size"},
+                         {hapmoe::StagePlan{}.group, "plan.stages[].group"}}) {
     CAPTURE(path);
     CHECK(v == num(path));
   }
@@ -280,12 +305,16 @@ TEST_CASE("schema JSON carries every row") {
   CHECK(s["format"] == "hapmoe.schema/1");
   CHECK(s["scenario_format"] == hapmoe::kScenarioFormat);
   REQUIRE(s["fields"].size() == hapmoe::field_count());
-  const json& layers = s["fields"][static_cast<size_t>(hapmoe::find_field("model.num_layers") - hapmoe::field_table())];
+  const json& layers =
+      s["fields"]
+       [static_cast<size_t>(hapmoe::find_field("model.num_layers") - hapmoe::field_table())];
   CHECK(layers["path"] == "model.num_layers");
   CHECK(layers["type"] == "int");
   CHECK(layers["min"] == 1);
   CHECK(layers["default_kind"] == "required");
-  const json& prec = s["fields"][static_cast<size_t>(hapmoe::find_field("training.precision") - hapmoe::field_table())];
+  const json& prec =
+      s["fields"]
+       [static_cast<size_t>(hapmoe::find_field("training.precision") - hapmoe::field_table())];
   CHECK(prec["allowed"] == json::array({"bf16", "fp8"}));
   CHECK(prec["default"] == "bf16");
 }

@@ -15,7 +15,8 @@ std::string num(double v) {
 
 std::string allowed_list(const FieldDef& f) {
   std::string out = "`\"";
-  for (const char* c = f.allowed; *c; ++c) out += *c == '|' ? std::string("\"`, `\"") : std::string(1, *c);
+  for (const char* c = f.allowed; *c; ++c)
+    out += *c == '|' ? std::string("\"`, `\"") : std::string(1, *c);
   return out + "\"`";
 }
 
@@ -34,13 +35,18 @@ std::string range_cell(const FieldDef& f) {
 
 std::string default_cell(const FieldDef& f) {
   switch (f.default_kind) {
-    case DefaultKind::kRequired: return "**required**";
-    case DefaultKind::kDerived: return std::string("derived: ") + f.default_text;
-    case DefaultKind::kUnset: return f.default_text[0] ? std::string("unset: ") + f.default_text : "unset";
-    case DefaultKind::kValue: break;
+    case DefaultKind::kRequired:
+      return "**required**";
+    case DefaultKind::kDerived:
+      return std::string("derived: ") + f.default_text;
+    case DefaultKind::kUnset:
+      return f.default_text[0] ? std::string("unset: ") + f.default_text : "unset";
+    case DefaultKind::kValue:
+      break;
   }
   if (f.type == FieldType::kBool) return f.default_number != 0 ? "`true`" : "`false`";
-  if (f.type == FieldType::kInt || f.type == FieldType::kNumber) return "`" + num(f.default_number) + "`";
+  if (f.type == FieldType::kInt || f.type == FieldType::kNumber)
+    return "`" + num(f.default_number) + "`";
   return std::string("`\"") + f.default_text + "\"`";
 }
 
@@ -62,7 +68,8 @@ std::string fields_markdown() {
     const FieldDef& f = field_table()[i];
     if (section_of(f.path) != section) {
       section = section_of(f.path);
-      out += "\n## `" + section + "`\n\n| Field | Type | Unit | Range | Default | Meaning |\n"
+      out += "\n## `" + section +
+             "`\n\n| Field | Type | Unit | Range | Default | Meaning |\n"
              "|---|---|---|---|---|---|\n";
     }
     out += "| `" + std::string(f.path) + "` | " + type_cell(f) + " | " + f.unit + " | " +

@@ -13,8 +13,8 @@ constexpr FieldDef req(const char* path, T type, const char* unit, double lo, do
                        const char* help) {
   return {path, type, unit, lo, hi, D::kRequired, 0, "", "", help};
 }
-constexpr FieldDef val(const char* path, T type, const char* unit, double lo, double hi,
-                       double def, const char* help) {
+constexpr FieldDef val(const char* path, T type, const char* unit, double lo, double hi, double def,
+                       const char* help) {
   return {path, type, unit, lo, hi, D::kValue, def, "", "", help};
 }
 constexpr FieldDef derived(const char* path, T type, const char* unit, double lo, double hi,
@@ -49,6 +49,8 @@ constexpr double kMaxExperts = 8192;  // 32x DeepSeek-V3's 256 routed experts
 constexpr double kMaxLayers = 1024;   // 8x the deepest published LLM (~126 layers)
 // Bandwidths in 1e9 B/s per GPU, one direction. 1e5 is ~100x NVLink 5 (900 GB/s per direction).
 constexpr double kMaxGbps = 1e5;
+// Scale-up domain: 1024 GPUs is ~2x the largest announced NVLink domain (NVL576).
+constexpr double kMaxScaleUp = 1024;
 
 const FieldDef kFields[] = {
     text("format", D::kValue, kScenarioFormat,
@@ -80,9 +82,10 @@ const FieldDef kFields[] = {
          "first and last stage)."),
     val("model.num_experts", T::kInt, "experts", 0, kMaxExperts, 0,
         "Routed experts per MoE layer; 0 is a dense model."),
-    derived("model.moe_router_topk", T::kInt, "experts", 0, kMaxExperts,
-            "2 when num_experts > 0, else 0",
-            "Experts each token is sent to (top-k routing); from 1 to num_experts in an MoE model."),
+    derived(
+        "model.moe_router_topk", T::kInt, "experts", 0, kMaxExperts,
+        "2 when num_experts > 0, else 0",
+        "Experts each token is sent to (top-k routing); from 1 to num_experts in an MoE model."),
     {"model.moe_layer_freq", T::kLayerFreq, "", 1, kMaxLayers, D::kDerived, 0,
      "1 (every layer is MoE) when num_experts > 0", "",
      "Which layers are MoE: an integer N (every N-th layer, starting with the first) or a list "
@@ -91,10 +94,12 @@ const FieldDef kFields[] = {
             "required when some layer is dense, else 0",
             "Hidden size of the dense MLP (--ffn-hidden-size)."),
     derived("model.moe_ffn_hidden_size", T::kInt, "dims", 0, kMaxDim,
-            "ffn_hidden_size when num_experts > 0, else 0", "Hidden size of each routed expert's MLP."),
+            "ffn_hidden_size when num_experts > 0, else 0",
+            "Hidden size of each routed expert's MLP."),
     unset("model.moe_shared_expert_intermediate_size", T::kInt, "dims", 0, kMaxDim,
           "no shared expert",
-          "Total hidden size of the shared experts every token also passes through (DeepSeek, Qwen)."),
+          "Total hidden size of the shared experts every token also passes through (DeepSeek, "
+          "Qwen)."),
     flag("model.multi_latent_attention", false,
          "Multi-latent attention (MLA, DeepSeek-V2/V3): keys and values through low-rank "
          "projections; needs the kv_lora_rank and head-dimension fields."),
@@ -113,11 +118,13 @@ const FieldDef kFields[] = {
           "Multi-token-prediction layers, placed on the last pipeline stage in addition to its "
           "transformer layers."),
     unset("model.moe_router_num_groups", T::kInt, "groups", 1, kMaxExperts, "ungrouped routing",
-          "Group-limited routing: experts are split into this many groups (must divide num_experts)."),
+          "Group-limited routing: experts are split into this many groups (must divide "
+          "num_experts)."),
     unset("model.moe_router_group_topk", T::kInt, "groups", 1, kMaxExperts, "ungrouped routing",
           "Group-limited routing: groups each token may use; given together with "
           "moe_router_num_groups."),
-    unset("model.window_size", T::kInt, "tokens", 1, 1 << 24, "full attention on every layer",
+    unset("model.window_size", T::kInt, "tokens", 1, 1 << 24,  // the seq_length limit
+          "full attention on every layer",
           "Sliding-window attention: tokens each query attends to."),
     unset("model.window_attn_skip_freq", T::kInt, "layers", 1, kMaxLayers,
           "every layer uses the window",
@@ -129,18 +136,19 @@ const FieldDef kFields[] = {
          "The GPUs: a preset id such as \"16-1\", or an object with node groups."),
     text("cluster.preset", D::kUnset, "no preset: groups is given",
          "Preset id the object starts from; the other fields override the preset's values."),
-    text("cluster.id", D::kDerived, "the preset id, else \"custom\"", "Identifier shown in results."),
+    text("cluster.id", D::kDerived, "the preset id, else \"custom\"",
+         "Identifier shown in results."),
     text("cluster.name", D::kDerived, "the id", "Display name shown in results."),
-    {"cluster.groups", T::kObjectList, "groups", 1, 64, D::kRequired, 0, "", "",
+    {"cluster.groups", T::kObjectList, "groups", 1, kMaxGroups, D::kRequired, 0, "", "",
      "Groups of identical nodes (one GPU type, one node size); 1 to 64 groups, at most 1048576 "
      "GPUs in total."},
     node("cluster.groups[].gpu", T::kSpec, D::kRequired,
          "The group's GPU: a preset id such as \"h100-sxm\", or an object with the GPU fields "
          "below."),
-    req("cluster.groups[].nodes", T::kInt, "nodes", 1, 1 << 17,  // 1M GPUs at 8 per node
+    req("cluster.groups[].nodes", T::kInt, "nodes", 1, kMaxGpus,  // the GPU total is checked too
         "Number of nodes in the group."),
-    derived("cluster.groups[].gpus_per_node", T::kInt, "GPUs", 1, 1024, "the GPU's gpus_per_node",
-            "GPUs per node: the scale-up (NVLink) domain size."),
+    derived("cluster.groups[].gpus_per_node", T::kInt, "GPUs", 1, kMaxScaleUp,
+            "the GPU's gpus_per_node", "GPUs per node: the scale-up (NVLink) domain size."),
     derived("cluster.groups[].inter_node_gbps", T::kNumber, "GB/s", 0.1, kMaxGbps,
             "the GPU's inter_node_gbps",
             "Scale-out bandwidth per GPU, one direction, inside this group (1e9 bytes/s)."),
@@ -174,7 +182,7 @@ const FieldDef kFields[] = {
     // 0.1 GB/s is 1 Gb/s Ethernet, the slowest network anyone would plan training on.
     req("cluster.groups[].gpu.inter_node_gbps", T::kNumber, "GB/s", 0.1, kMaxGbps,
         "Scale-out (InfiniBand, RoCE) bandwidth per GPU, one direction."),
-    val("cluster.groups[].gpu.gpus_per_node", T::kInt, "GPUs", 1, 1024, 8,
+    val("cluster.groups[].gpu.gpus_per_node", T::kInt, "GPUs", 1, kMaxScaleUp, 8,
         "GPUs per node in this GPU's usual system (GB200 NVL72: 72)."),
     val("cluster.groups[].gpu.reserved_memory_gib", T::kNumber, "GiB", 0, 4096, 5,
         "Memory not available to the model: CUDA/ROCm context, communication buffers and "
@@ -251,6 +259,7 @@ const FieldDef kFields[] = {
           "Expert tensor parallelism (ETP): each expert's matrices split across this many GPUs."),
     unset("search.vpp", T::kIntChoices, "chunks", 1, 64, "searched",  // 64 chunks per stage
           "Virtual pipeline (VPP): chunks per stage, interleaved to shrink the pipeline bubble."),
+    // 4096 sequences per micro-batch exceeds any GPU's memory for a transformer layer.
     unset("search.micro_batch_size", T::kIntChoices, "sequences", 1, 4096, "searched",
           "Sequences per micro-batch: the unit that flows through the pipeline."),
     {"search.recompute", T::kEnumChoices, "", 0, 0, D::kUnset, 0, "all three are tried",
@@ -260,6 +269,7 @@ const FieldDef kFields[] = {
     choice("search.mode", "megatron|hetero", "megatron",
            "megatron: one parallel layout for all stages (upstream Megatron-LM); hetero: a layout "
            "per GPU type (not implemented yet)."),
+    // More than 100 plans is no longer a shortlist.
     val("search.top_k", T::kInt, "plans", 1, 100, 5, "Number of best plans returned."),
     {"search.layer_split", T::kLayerSplit, "layers", 1, kMaxLayers, D::kUnset, 0,
      "\"auto\": searched", "",
@@ -273,8 +283,9 @@ const FieldDef kFields[] = {
          "A parallel plan to cost with `hapmoe evaluate` instead of searching."),
     val("plan.tp", T::kInt, "ways", 1, kMaxWays, 1, "Tensor parallelism (see search.tp)."),
     val("plan.cp", T::kInt, "ways", 1, kMaxWays, 1, "Context parallelism (see search.cp)."),
-    val("plan.pp", T::kInt, "stages", 1, kMaxWays, 1, "Pipeline stages; plan.stages has this many."),
-    req("plan.dp", T::kInt, "ways", 1, 1 << 20,  // at most 1048576 GPUs in total
+    val("plan.pp", T::kInt, "stages", 1, kMaxWays, 1,
+        "Pipeline stages; plan.stages has this many."),
+    req("plan.dp", T::kInt, "ways", 1, kMaxGpus,
         "Data parallelism: model replicas; tp x cp x pp x dp must equal the GPU count."),
     val("plan.ep", T::kInt, "ways", 1, kMaxExperts, 1, "Expert parallelism (see search.ep)."),
     val("plan.etp", T::kInt, "ways", 1, kMaxWays, 1, "Expert tensor parallelism (see search.etp)."),
@@ -284,7 +295,7 @@ const FieldDef kFields[] = {
             "Megatron sequence parallelism: shard layer-norm and dropout activations across TP."),
     {"plan.stages", T::kObjectList, "stages", 1, kMaxWays, D::kRequired, 0, "", "",
      "One entry per pipeline stage, first to last."},
-    val("plan.stages[].group", T::kInt, "", 0, 63, 0,
+    val("plan.stages[].group", T::kInt, "", 0, kMaxGroups - 1, 0,
         "Index of the cluster group whose GPUs run this stage."),
     derived("plan.stages[].gpu", T::kString, "", 0, 0, "the group's GPU id",
             "GPU id of the stage; must match its group's GPU."),

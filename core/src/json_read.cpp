@@ -50,7 +50,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      cur[j] =
+          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
     }
     std::swap(prev, cur);
   }
@@ -113,7 +114,8 @@ std::string quoted_choices(const FieldDef& f) {
 
 std::string as_enum(const json& v, const std::string& path, const FieldDef& f) {
   const std::string choices = quoted_choices(f);
-  if (!v.is_string()) fail("wrong_type", path, "expected one of " + choices + ", got " + json_type_name(v));
+  if (!v.is_string())
+    fail("wrong_type", path, "expected one of " + choices + ", got " + json_type_name(v));
   const std::string s = v.get<std::string>();
   for (const auto& a : allowed_values(f)) {
     if (s == a) return s;
@@ -198,7 +200,8 @@ bool ObjectReader::get_bool(const char* key, bool derived) {
   (void)def(key);
   const json* v = present(key);
   if (!v) return derived;
-  if (!v->is_boolean()) fail("wrong_type", path(key), "expected true or false, got " + json_type_name(*v));
+  if (!v->is_boolean())
+    fail("wrong_type", path(key), "expected true or false, got " + json_type_name(*v));
   return v->get<bool>();
 }
 
@@ -212,7 +215,8 @@ std::string ObjectReader::get_string(const char* key, const std::string& derived
   (void)def(key);
   const json* v = present(key);
   if (!v) return derived;
-  if (!v->is_string()) fail("wrong_type", path(key), "expected a string, got " + json_type_name(*v));
+  if (!v->is_string())
+    fail("wrong_type", path(key), "expected a string, got " + json_type_name(*v));
   return v->get<std::string>();
 }
 

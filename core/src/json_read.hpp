@@ -4,12 +4,11 @@
 // builds an Error; the public parse functions catch it and return the Error as a value.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "hapmoe/error.hpp"
 #include "hapmoe/field_schema.hpp"

@@ -14,8 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-// The most GPUs a cluster may have: 1M, about 10x the largest training clusters announced.
-constexpr long long kMaxGpus = 1 << 20;
 
 // A preset id string, or an object optionally starting from {"preset": id}, merged into one
 // object. `kind` names the preset family in messages.

@@ -35,15 +35,19 @@ json allowed(const FieldDef& f) {
 }
 
 json field_to_json(const FieldDef& f) {
-  json j = {{"path", f.path}, {"type", to_string(f.type)}, {"unit", f.unit},
-            {"default_kind", to_string(f.default_kind)}, {"help", f.help}};
+  json j = {{"path", f.path},
+            {"type", to_string(f.type)},
+            {"unit", f.unit},
+            {"default_kind", to_string(f.default_kind)},
+            {"help", f.help}};
   if (has_range(f) || f.type == FieldType::kLayerFreq) {
     const bool integral = f.type != FieldType::kNumber;
     j["min"] = integral ? json(static_cast<long long>(f.min)) : json(f.min);
     j["max"] = integral ? json(static_cast<long long>(f.max)) : json(f.max);
   }
   if (f.default_kind == DefaultKind::kValue) j["default"] = default_value(f);
-  if (f.default_text[0] && f.default_kind != DefaultKind::kValue) j["default_text"] = f.default_text;
+  if (f.default_text[0] && f.default_kind != DefaultKind::kValue)
+    j["default_text"] = f.default_text;
   if (f.allowed[0]) j["allowed"] = allowed(f);
   return j;
 }

@@ -12,6 +12,11 @@ namespace hapmoe {
 // The scenario format tag: the "format" field's only accepted value.
 inline constexpr const char* kScenarioFormat = "hapmoe.scenario/1";
 
+// Cluster limits shared by several fields. 1M GPUs is ~10x the largest training clusters
+// announced; 64 groups bound the search's work over group orders (issue 11).
+inline constexpr long long kMaxGpus = 1 << 20;
+inline constexpr int kMaxGroups = 64;
+
 enum class FieldType {
   kInt,          // integer
   kNumber,       // finite number

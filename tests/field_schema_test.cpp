@@ -188,6 +188,16 @@ TEST_CASE("each bound rejects with the field named") {
   expect_rejected(d, "out_of_range", "cluster.inter_group_gbps");
 }
 
+TEST_CASE("numbers beyond double range are bad JSON, not internal errors") {
+  const auto r = hapmoe::parse_scenario(
+      std::string(R"({"model": "mixtral-8x7b", "cluster": "16-1", "training": )"
+                  R"({"global_batch_size": 256, "seq_length": 4096, "moe_load_imbalance": 1e999}})"),
+      presets());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == "bad_json");
+  CHECK(r.error().field == "$");
+}
+
 TEST_CASE("enum fields reject values outside the allowed list") {
   for (size_t i = 0; i < hapmoe::field_count(); ++i) {
     const FieldDef& f = hapmoe::field_table()[i];

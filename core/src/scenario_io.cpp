@@ -434,14 +434,11 @@ Expected<Scenario> parse_scenario(const json& doc, const PresetCatalog& presets)
 }
 
 Expected<Scenario> parse_scenario(const std::string& text, const PresetCatalog& presets) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    try {
-      (void)json::parse(text);
-    } catch (const json::parse_error& e) {
-      return Error{"bad_json", std::string("not valid JSON: ") + e.what(), "$"};
-    }
-    return Error{"bad_json", "not valid JSON", "$"};
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {  // syntax, and numbers beyond double range (1e999)
+    return Error{"bad_json", std::string("not valid JSON: ") + e.what(), "$"};
   }
   return parse_scenario(doc, presets);
 }

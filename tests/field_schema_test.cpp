@@ -190,8 +190,9 @@ TEST_CASE("each bound rejects with the field named") {
 
 TEST_CASE("numbers beyond double range are bad JSON, not internal errors") {
   const auto r = hapmoe::parse_scenario(
-      std::string(R"({"model": "mixtral-8x7b", "cluster": "16-1", "training": )"
-                  R"({"global_batch_size": 256, "seq_length": 4096, "moe_load_imbalance": 1e999}})"),
+      std::string(
+          R"({"model": "mixtral-8x7b", "cluster": "16-1", "training": )"
+          R"({"global_batch_size": 256, "seq_length": 4096, "moe_load_imbalance": 1e999}})"),
       presets());
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == "bad_json");
@@ -327,4 +328,25 @@ TEST_CASE("schema JSON carries every row") {
        [static_cast<size_t>(hapmoe::find_field("training.precision") - hapmoe::field_table())];
   CHECK(prec["allowed"] == json::array({"bf16", "fp8"}));
   CHECK(prec["default"] == "bf16");
+}
+
+TEST_CASE("derived defaults do what the table's text says") {
+  // A custom MoE model with only the required fields.
+  json d = full_doc();
+  d["model"] = {{"num_layers", 4},     {"hidden_size", 1024}, {"num_attention_heads", 8},
+                {"vocab_size", 32000}, {"num_experts", 8},    {"ffn_hidden_size", 2048}};
+  d.erase("plan");
+  const auto r = hapmoe::parse_scenario(d, presets());
+  REQUIRE(r.ok());
+  CHECK(std::string(hapmoe::find_field("model.num_query_groups")->default_text) ==
+        "num_attention_heads (MHA)");
+  CHECK(r->model.num_query_groups == 8);
+  CHECK(std::string(hapmoe::find_field("model.moe_router_topk")->default_text) ==
+        "2 when num_experts > 0, else 0");
+  CHECK(r->model.moe_router_topk == 2);
+  CHECK(r->model.moe_ffn_hidden_size == 2048);  // "ffn_hidden_size when num_experts > 0"
+  CHECK(r->model.moe_layer_freq == std::vector<int>(4, 1));
+  CHECK(r->model.id == "custom");
+  CHECK(r->cluster.groups[0].gpus_per_node == r->cluster.groups[0].gpu.gpus_per_node);
+  CHECK(r->cluster.groups[0].inter_node_gbps == r->cluster.groups[0].gpu.inter_node_gbps);
 }

@@ -54,6 +54,15 @@ function partsWithoutField(scenario) {
   return out;
 }
 
+function defaultScenario(presets) {
+  const pick = (ids, wanted) => (wanted in ids ? wanted : Object.keys(ids)[0]);
+  return {
+    model: pick(presets.models, 'mixtral-s'),
+    cluster: pick(presets.clusters, '16-1'),
+    training: { global_batch_size: 256, seq_length: 4096 },  // the rest: the schema's defaults
+  };
+}
+
 /** The form's scenario plus what a link or file carried that the form cannot show. */
 function formScenario() {
   const s = form.getScenario();
@@ -229,24 +238,21 @@ function wire() {
 
 async function start() {
   document.body.dataset.state = 'loading';
+  let schema;
   try {
-    const [p, v] = await Promise.all([client.presets(), client.version()]);
+    const [p, v, s] = await Promise.all([client.presets(), client.version(), client.schema()]);
     presets = p;
     $('#version').textContent = `core ${v.version ?? '?'}`;
     $('#core-version').textContent = `planner core ${v.version ?? '?'} (WebAssembly)`;
+    schema = s;
   } catch (err) {
     showBanner(banner, `Could not load the planner module (hapmoe.js / hapmoe.wasm): ${err.message}`);
     status.idle('Planner unavailable.');
     $('#plan-btn').disabled = true;
     return;
   }
-  defaults = {
-    format: 'hapmoe.scenario/1',
-    model: 'mixtral-s' in presets.models ? 'mixtral-s' : Object.keys(presets.models)[0],
-    cluster: '16-1' in presets.clusters ? '16-1' : Object.keys(presets.clusters)[0],
-    training: { global_batch_size: 256, seq_length: 4096, precision: 'bf16', moe_load_imbalance: 1 },
-  };
-  form = createScenarioForm(formEl.querySelector('.fields'), presets);
+  defaults = defaultScenario(presets);
+  form = createScenarioForm(formEl.querySelector('.fields'), presets, schema);
   wire();
   await restoreFromHash();
 }

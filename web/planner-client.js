@@ -70,7 +70,7 @@ export class PlannerClient {
     this.pending.clear();
   }
 
-  /** Calls method ('version'|'presets'|'validate'|'evaluate'|'plan') with a scenario object. */
+  /** Calls method ('version'|'presets'|'schema'|'validate'|'evaluate'|'plan') with a scenario object. */
   call(method, scenario = null, onProgress = null) {
     const id = this.nextId++;
     const payload = scenario == null ? '' : JSON.stringify(scenario);
@@ -88,6 +88,7 @@ export class PlannerClient {
 
   version() { return this.call('version'); }
   presets() { return this.call('presets'); }
+  schema() { return this.call('schema'); }
   validate(scenario) { return this.call('validate', scenario); }
   plan(scenario, onProgress) { return this.call('plan', scenario, onProgress); }
 

@@ -30,6 +30,7 @@ function call(M, id, method, scenario) {
   switch (method) {
     case 'version': return M.version();
     case 'presets': return M.presets();
+    case 'schema': return M.schema();
     case 'validate': return M.validate(scenario);
     case 'evaluate': return M.evaluate(scenario);
     case 'plan': return M.plan(scenario, progressReporter(id));

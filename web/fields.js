@@ -38,6 +38,11 @@ export const TRAINING_MORE = [
   ['use_distributed_optimizer', 'Distributed optimizer'], ['moe_token_dispatcher_type', 'Token dispatcher'],
   ['overlap_grad_reduce', 'Overlap grad reduce'], ['overlap_param_gather', 'Overlap param gather'],
   ['overlap_moe_expert_parallel_comm', 'Overlap EP communication'],
+  ['fp8_recipe', 'FP8 recipe'], ['fp8_param_gather', 'FP8 parameter gather'], ['cuda_graphs', 'CUDA graphs'],
+  ['grad_reduce_in_bf16', 'Gradient reduce in BF16'],
+  ['optimizer.precision_aware', 'Precision-aware optimizer'], ['optimizer.main_grads_dtype', 'Main grads dtype'],
+  ['optimizer.main_params_dtype', 'Master weights dtype'], ['optimizer.exp_avg_dtype', 'Adam m dtype'],
+  ['optimizer.exp_avg_sq_dtype', 'Adam v dtype'],
 ];
 
 /** Search constraints: [key under "search.", label]. */
@@ -76,7 +81,7 @@ export function fieldDef(index, path, label, extra = {}) {
 
 /** fieldDef for each [key, label, extra?] under prefix ("training", "model", ...). */
 export function fieldDefs(index, prefix, entries) {
-  return entries.map(([key, label, extra]) => fieldDef(index, `${prefix}.${key}`, label, extra));
+  return entries.map(([key, label, extra]) => fieldDef(index, `${prefix}.${key}`, label, { key, ...extra }));
 }
 
 let uid = 0;

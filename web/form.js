@@ -52,6 +52,28 @@ function makeChecks(def) {
 }
 
 /** Values of the inputs that the core needs: required ones, and others that differ from the default. */
+/** {"a.b": v} -> {a: {b: v}}: dotted keys (training.optimizer.*) become nested objects. */
+function nest(flat) {
+  const out = {};
+  for (const [key, v] of Object.entries(flat)) {
+    const parts = key.split('.');
+    let at = out;
+    for (const p of parts.slice(0, -1)) at = at[p] ??= {};
+    at[parts[parts.length - 1]] = v;
+  }
+  return out;
+}
+
+/** The inverse of nest for one level of nesting: {a: {b: v}} -> {"a.b": v}. */
+function flatten(obj) {
+  const out = {};
+  for (const [key, v] of Object.entries(obj || {})) {
+    if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k, w] of Object.entries(v)) out[`${key}.${k}`] = w;
+    else out[key] = v;
+  }
+  return out;
+}
+
 function readChanged(inputs) {
   const out = {};
   for (const [key, { def, input }] of inputs) {
@@ -102,7 +124,7 @@ export function createScenarioForm(root, presets, schemaJson) {
   return {
     /** The scenario object for the core. */
     getScenario() {
-      const s = { format: schemaJson.scenario_format, model: model.get(), cluster: cluster.get(), training: readChanged(training) };
+      const s = { format: schemaJson.scenario_format, model: model.get(), cluster: cluster.get(), training: nest(readChanged(training)) };
       const srch = getSearch();
       if (Object.keys(srch).length) s.search = srch;
       return s;
@@ -111,7 +133,7 @@ export function createScenarioForm(root, presets, schemaJson) {
     setScenario(s, defaults) {
       model.set(s.model ?? defaults.model);
       cluster.set(s.cluster ?? defaults.cluster);
-      writeAll(training, { ...defaults.training, ...(s.training || {}) });
+      writeAll(training, flatten({ ...defaults.training, ...(s.training || {}) }));
       const sr = s.search || {};
       writeAll(search, sr);
       const rec = sr.recompute == null ? recompute.options : [].concat(sr.recompute);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 
 #include "hapmoe/baselines.hpp"
@@ -140,6 +141,245 @@ struct EntryBuilder {
   }
 };
 
+// Entries whose first-guess order is split before the full walk.
+constexpr size_t kFirstGuesses = 64;
+
+// The top-k plans found so far, best first.
+class TopK {
+ public:
+  explicit TopK(size_t k) : k_(k) {}
+  double threshold() const { return best_.size() < k_ ? 1e300 : best_.back().objective; }
+  void offer(Ranked r) {
+    best_.insert(std::upper_bound(best_.begin(), best_.end(), r, better), std::move(r));
+    if (best_.size() > k_) best_.pop_back();
+  }
+  std::vector<Ranked>& plans() { return best_; }
+
+ private:
+  size_t k_;
+  std::vector<Ranked> best_;
+};
+
+// Searches every stage order of one (mesh shape, group set) entry against the incumbent: a
+// position-aware bound per entry, per order prefix and per order; the layer-split DP pushed
+// stage by stage along a depth-first walk over orders, so a prefix is split once for all the
+// orders that start with it. A stage is pushed once its next link is known, i.e. when the block
+// after it is placed (or at the end of the pipeline).
+class EntrySearch {
+ public:
+  EntrySearch(const Scenario& s, const CandidateSpace& space, StageModelCache& cache, LayerTimesCache& times,
+              const SearchBudget& budget, SearchStats& st, SplitCounters& counters, IncrementalSplit& dp, TopK& top)
+      : s_(s), space_(space), cache_(cache), times_(times), budget_(budget), st_(st), counters_(counters), dp_(dp),
+        top_(top) {}
+
+  // Splits one order of the entry: the groups by descending free memory per stage (early
+  // stages keep more micro-batches in flight), then speed. Seeds the incumbent cheaply.
+  void run_first_guess(const MeshShape& shape, const GroupSet& set) {
+    if (begin(shape, set) && s_.search.layer_split.empty()) leaf(first_guess_order(shape));
+  }
+
+  // Explores the entry (skipping its first-guess order when that was split already); false when
+  // the budget ended the search.
+  bool run(const MeshShape& shape, const GroupSet& set, bool guessed) {
+    if (!begin(shape, set)) return !st_.budget_reached;
+    const std::vector<int>& fixed = s_.search.layer_split;
+    if (!fixed.empty() && *std::min_element(fixed.begin(), fixed.end()) < std::max(1, mesh_.vpp)) {
+      ++st_.pruned["stage_layers_at_least_vpp"];
+      return true;
+    }
+    const std::vector<int> skip = guessed && fixed.empty() ? first_guess_order(shape) : std::vector<int>{};
+    depths_.clear();
+    space_.for_each_order(
+        shape, set, [&](const std::vector<int>& prefix, const std::vector<int>& rest) { return keep(prefix, rest); },
+        [&](const std::vector<int>&) { leave(); },
+        [&](const std::vector<int>& stage_groups) { return stage_groups == skip || leaf(stage_groups); });
+    return !st_.budget_reached;
+  }
+
+ private:
+  std::vector<int> first_guess_order(const MeshShape& shape) const {
+    std::vector<int> order = set_->groups;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      const GroupBoundTerms& x = terms_[index_of(a)];
+      const GroupBoundTerms& y = terms_[index_of(b)];
+      if (x.room_bytes != y.room_bytes) return x.room_bytes > y.room_bytes;
+      return x.times->min_layer_s < y.times->min_layer_s;
+    });
+    std::vector<int> stage_groups;
+    for (int g : order) stage_groups.insert(stage_groups.end(), shape.stages_per_group[g], g);
+    return stage_groups;
+  }
+
+  // Mesh, bounds and DP of the entry; false when the entry's own bounds cut it.
+  bool begin(const MeshShape& shape, const GroupSet& set) {
+    if (set_ == &set && shape_ == &shape) return prepared_;  // run() after run_first_guess()
+    set_ = &set;
+    shape_ = &shape;
+    space_.complete_mesh(shape, set, &mesh_, &rule_);
+    m_ = num_microbatches(s_.training, mesh_);
+    prepared_ = prepare_bounds(shape);
+    if (prepared_) dp_.reset(mesh_, s_.model.num_layers, m_, cheapest_layer_times(models_, s_.model.num_layers));
+    return prepared_;
+  }
+
+  // Cost models and bound terms of the set's groups; false when the entry's own bounds cut it.
+  bool prepare_bounds(const MeshShape& shape) {
+    models_.clear();
+    terms_.clear();
+    std::vector<const GroupLayerTimes*> tv;
+    std::vector<int> stages, caps;
+    for (int g : set_->groups) {
+      const StageCostModel* model = cache_.get(mesh_, g);
+      models_.push_back(model);
+      tv.push_back(&times_.get(model));
+      stages.push_back(shape.stages_per_group[g]);
+      caps.push_back(max_layers_in_memory(s_, *model, mesh_));
+      terms_.push_back(group_bound_terms(s_, *model, *tv.back(), mesh_));
+    }
+    positions_.emplace(terms_, mesh_.pp, s_.model.num_layers, m_, mesh_.vpp);
+    std::vector<int> any(terms_.size());
+    for (size_t i = 0; i < any.size(); ++i) any[i] = static_cast<int>(i);
+    options_.assign(mesh_.pp, any);
+    const double tight = std::max(set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps),
+                                  positions_->lower_bound_s(options_));
+    if (tight >= 1e300) {
+      ++st_.pruned["stage_memory_bound"];
+      return false;
+    }
+    if (tight >= top_.threshold()) {
+      ++st_.pruned["bottleneck_bound"];
+      return false;
+    }
+    return true;
+  }
+
+  int index_of(int g) const {
+    return static_cast<int>(std::lower_bound(set_->groups.begin(), set_->groups.end(), g) - set_->groups.begin());
+  }
+
+  // Every order that starts with `prefix` (its positions hold their groups, later positions any
+  // group still to place) reaches the incumbent.
+  bool prefix_reaches(const std::vector<int>& prefix, const std::vector<int>& rest) {
+    ++work_;
+    std::vector<int> later;
+    for (int g : rest) later.push_back(index_of(g));
+    for (size_t i = 0; i < options_.size(); ++i) {
+      if (i < prefix.size()) options_[i].assign(1, index_of(prefix[i]));
+      else options_[i] = later;
+    }
+    return positions_->reaches(options_, top_.threshold());
+  }
+
+  // Pushes the DP up to stage `end` (exclusive); false when no split survives.
+  bool push_until(const std::vector<int>& stage_groups, int end) {
+    const std::vector<StageLinks> links = stage_links(s_.cluster, mesh_.stage_gpus(), stage_groups);
+    while (dp_.depth() < end) {
+      const int i = dp_.depth();
+      if (!dp_.push(*models_[index_of(stage_groups[i])], links[i], top_.threshold(), &counters_)) return false;
+    }
+    return true;
+  }
+
+  bool over_budget() {
+    if (st_.evaluated + work_ / 4 >= budget_.max_orders || counters_.stage_costs >= budget_.max_stage_costs) {
+      st_.budget_reached = true;
+    }
+    return st_.budget_reached;
+  }
+
+  bool keep(const std::vector<int>& prefix, const std::vector<int>& rest) {
+    if (over_budget()) return false;
+    if (prefix_reaches(prefix, rest)) {
+      ++st_.pruned["order_bound"];
+      return false;
+    }
+    depths_.push_back(dp_.depth());
+    if (s_.search.layer_split.empty() && !push_until(prefix, static_cast<int>(prefix.size()) - 1)) {
+      leave();
+      ++st_.pruned["order_split_bound"];
+      return false;
+    }
+    return true;
+  }
+
+  void leave() {
+    while (dp_.depth() > depths_.back()) dp_.pop();
+    depths_.pop_back();
+  }
+
+  bool leaf(const std::vector<int>& stage_groups) {
+    if (over_budget()) return false;
+    if (set_->groups.size() > 1 && prefix_reaches(stage_groups, {})) {
+      ++st_.pruned["order_bound"];
+      return true;
+    }
+    ++st_.evaluated;
+    const std::vector<int>& fixed = s_.search.layer_split;
+    std::optional<SplitResult> split;
+    if (!fixed.empty()) {
+      const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, cache_);
+      const auto obj = split_objective(p, fixed, &counters_);
+      if (obj && *obj < top_.threshold()) split = SplitResult{fixed, *obj};
+    } else {
+      const int start_depth = dp_.depth();
+      if (push_until(stage_groups, mesh_.pp)) split = dp_.best(top_.threshold());
+      while (dp_.depth() > start_depth) dp_.pop();
+    }
+    if (split) {
+      const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, cache_);
+      PlanSpec plan = plan_of(mesh_, s_.cluster, stage_groups, split->layers);
+      top_.offer(Ranked{split->objective_s, plan_key(plan), evaluate_split_problem(s_, p, plan)});
+    }
+    return true;
+  }
+
+  const Scenario& s_;
+  const CandidateSpace& space_;
+  StageModelCache& cache_;
+  LayerTimesCache& times_;
+  const SearchBudget& budget_;
+  SearchStats& st_;
+  SplitCounters& counters_;
+  IncrementalSplit& dp_;
+  TopK& top_;
+  const GroupSet* set_ = nullptr;
+  const MeshShape* shape_ = nullptr;
+  bool prepared_ = false;
+  Mesh mesh_;
+  std::string rule_;
+  long long m_ = 1;
+  long long work_ = 0;  // bound evaluations over orders (4 count as one searched order)
+  std::vector<const StageCostModel*> models_;  // per set group
+  std::vector<GroupBoundTerms> terms_;         // per set group
+  std::optional<PositionBound> positions_;
+  PositionBound::Options options_;
+  std::vector<int> depths_;
+};
+
+// The plans found become the result; baselines and diagnosis beside them.
+void finish_result(const Scenario& s, const EntryBuilder& builder, const CandidateSpace& space, StageModelCache& cache,
+                   const SplitCounters& counters, TopK& top, SearchResult& r) {
+  SearchStats& st = r.stats;
+  st.stage_costs = counters.stage_costs;
+  st.pruned["stage_memory"] += counters.memory;
+  st.pruned["lower_bound"] += counters.lower_bound;
+  st.pruned["dominated_split"] += counters.dominated;
+  for (auto& b : top.plans()) r.plans.push_back(std::move(b.ev));
+  if (r.plans.empty()) {
+    double shortfall = counters.min_shortfall_bytes;
+    const double bound_shortfall = builder.min_shortfall;
+    if (shortfall < 0 || (bound_shortfall >= 0 && bound_shortfall < shortfall)) shortfall = bound_shortfall;
+    r.diagnosis = diagnose_no_plan(s, shortfall, st);
+  } else if (s.search.baselines && s.search.layer_split.empty() && !st.cancelled) {
+    const double best_time = r.plans.front().metrics.iteration_time_s;
+    const BaselineInputs in{space, builder.sets, builder.entries, cache};
+    if (auto u = uniform_baseline(s, in)) r.uniform = Baseline{*u, u->metrics.iteration_time_s / best_time};
+    if (auto m = megatron_default_baseline(s, in)) {
+      r.megatron_default = Baseline{*m, m->metrics.iteration_time_s / best_time};
+    }
+  }
+}
+
 }  // namespace
 
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
@@ -155,164 +395,32 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   const std::vector<SearchEntry>& entries = builder.entries;
   if (control.progress) control.progress(0.0, 0);
 
-  const size_t top_k = static_cast<size_t>(std::max(1, s.search.top_k));
-  std::vector<Ranked> best;  // sorted, at most top_k
+  TopK top(static_cast<size_t>(std::max(1, s.search.top_k)));
   SplitCounters counters;
   IncrementalSplit dp;
-  auto threshold = [&]() { return best.size() < top_k ? 1e300 : best.back().objective; };
-  const std::vector<int>& fixed = s.search.layer_split;
-  std::vector<const GroupLayerTimes*> tv;
-  std::vector<int> stages, caps;
-  std::vector<GroupBoundTerms> terms;
-  std::vector<std::vector<int>> options;
-  size_t done = 0;
-  for (const SearchEntry& e : entries) {
+  EntrySearch entry_search(s, space, cache, times, budget, st, counters, dp, top);
+  // First guesses: one order of each of the first entries, so that the bounds below have an
+  // incumbent before any entry's orders are walked.
+  size_t guessed = 0;
+  for (; guessed < entries.size() && guessed < kFirstGuesses && entries[guessed].bound_s < top.threshold(); ++guessed) {
+    if (control.cancel && control.cancel->load()) break;
+    entry_search.run_first_guess(space.shapes()[entries[guessed].shape], builder.sets[entries[guessed].set]);
+  }
+  for (size_t done = 0; done < entries.size(); ++done) {
+    const SearchEntry& e = entries[done];
     if (control.cancel && control.cancel->load()) {
       st.cancelled = true;
       break;
     }
     if (control.progress && done % 64 == 0) control.progress(static_cast<double>(done) / entries.size(), st.evaluated);
-    ++done;
-    if (e.bound_s >= threshold()) {
-      st.pruned["lower_bound"] += static_cast<long long>(entries.size() - done + 1);
+    if (e.bound_s >= top.threshold()) {  // entries are sorted by bound: none after this can win
+      st.pruned["lower_bound"] += static_cast<long long>(entries.size() - done);
       break;
     }
-    const MeshShape& shape = space.shapes()[e.shape];
-    const GroupSet& set = builder.sets[e.set];
-    Mesh mesh;
-    std::string rule;
-    space.complete_mesh(shape, set, &mesh, &rule);
-    tv.clear();
-    stages.clear();
-    caps.clear();
-    for (int g : set.groups) {
-      const StageCostModel* model = cache.get(mesh, g);
-      tv.push_back(&times.get(model));
-      stages.push_back(shape.stages_per_group[g]);
-      caps.push_back(max_layers_in_memory(s, *model, mesh));
-    }
-    const long long m = num_microbatches(s.training, mesh);
-    terms.clear();
-    for (size_t i = 0; i < set.groups.size(); ++i) {
-      terms.push_back(group_bound_terms(s, *cache.get(mesh, set.groups[i]), *tv[i], mesh));
-    }
-    const PositionBound positions(terms, mesh.pp, s.model.num_layers, m, mesh.vpp);
-    std::vector<int> any(terms.size());
-    for (size_t i = 0; i < any.size(); ++i) any[i] = static_cast<int>(i);
-    options.assign(mesh.pp, any);
-    const double tight = std::max(set_lower_bound_s(tv, stages, s.model.num_layers, m, mesh.vpp, false, &caps),
-                                  positions.lower_bound_s(options));
-    if (tight >= 1e300) {
-      ++st.pruned["stage_memory_bound"];
-      continue;
-    }
-    if (tight >= threshold()) {
-      ++st.pruned["bottleneck_bound"];
-      continue;
-    }
-    if (!fixed.empty() && *std::min_element(fixed.begin(), fixed.end()) < std::max(1, mesh.vpp)) {
-      ++st.pruned["stage_layers_at_least_vpp"];
-      continue;
-    }
-    // Bound of every order that starts with `prefix`: its positions hold their groups, the
-    // positions after it any group still to place.
-    auto index_of = [&](int g) {
-      return static_cast<int>(std::lower_bound(set.groups.begin(), set.groups.end(), g) - set.groups.begin());
-    };
-    // Orders that start with `prefix`: its positions hold their groups, later positions any
-    // group still to place.
-    auto prefix_reaches = [&](const std::vector<int>& prefix, const std::vector<int>& rest) {
-      std::vector<int> later;
-      for (int g : rest) later.push_back(index_of(g));
-      for (size_t i = 0; i < options.size(); ++i) {
-        if (i < prefix.size()) options[i].assign(1, index_of(prefix[i]));
-        else options[i] = later;
-      }
-      return positions.reaches(options, threshold());
-    };
-    // The layer-split DP runs stage by stage along the DFS over orders: a prefix's stages are
-    // split once for every order that starts with it. A stage is pushed once its next link is
-    // known, i.e. when the block after it is placed (or at the end of the pipeline).
-    std::vector<const StageCostModel*> set_models;
-    for (int g : set.groups) set_models.push_back(cache.get(mesh, g));
-    dp.reset(mesh, s.model.num_layers, m, cheapest_layer_times(set_models, s.model.num_layers));
-    std::vector<int> depths;
-    auto push_until = [&](const std::vector<int>& stage_groups, int end) {
-      const std::vector<StageLinks> links = stage_links(s.cluster, mesh.stage_gpus(), stage_groups);
-      while (dp.depth() < end) {
-        const int i = dp.depth();
-        if (!dp.push(*set_models[index_of(stage_groups[i])], links[i], threshold(), &counters)) return false;
-      }
-      return true;
-    };
-    auto keep = [&](const std::vector<int>& prefix, const std::vector<int>& rest) {
-      if (prefix_reaches(prefix, rest)) {
-        ++st.pruned["order_bound"];
-        return false;
-      }
-      depths.push_back(dp.depth());
-      if (fixed.empty() && !push_until(prefix, static_cast<int>(prefix.size()) - 1)) {
-        while (dp.depth() > depths.back()) dp.pop();
-        depths.pop_back();
-        ++st.pruned["order_split_bound"];
-        return false;
-      }
-      return true;
-    };
-    auto leave = [&](const std::vector<int>&) {
-      while (dp.depth() > depths.back()) dp.pop();
-      depths.pop_back();
-    };
-    space.for_each_order(shape, set, keep, leave, [&](const std::vector<int>& stage_groups) {
-      if (st.evaluated >= budget.max_orders || counters.stage_costs >= budget.max_stage_costs) {
-        st.budget_reached = true;
-        return false;
-      }
-      if (set.groups.size() > 1 && prefix_reaches(stage_groups, {})) {
-        ++st.pruned["order_bound"];
-        return true;
-      }
-      ++st.evaluated;
-      std::optional<SplitResult> split;
-      if (!fixed.empty()) {
-        const SplitProblem p = make_split_problem(s, mesh, stage_groups, cache);
-        const auto obj = split_objective(p, fixed, &counters);
-        if (obj && *obj < threshold()) split = SplitResult{fixed, *obj};
-      } else {
-        const int start_depth = dp.depth();
-        if (push_until(stage_groups, mesh.pp)) split = dp.best(threshold());
-        while (dp.depth() > start_depth) dp.pop();
-      }
-      if (!split) return true;
-      const SplitProblem p = make_split_problem(s, mesh, stage_groups, cache);
-      PlanSpec plan = plan_of(mesh, s.cluster, stage_groups, split->layers);
-      Ranked cand{split->objective_s, plan_key(plan), evaluate_split_problem(s, p, plan)};
-      best.insert(std::upper_bound(best.begin(), best.end(), cand, better), std::move(cand));
-      if (best.size() > top_k) best.pop_back();
-      return true;
-    });
-    if (st.budget_reached) break;
+    if (!entry_search.run(space.shapes()[e.shape], builder.sets[e.set], done < guessed)) break;
   }
   if (control.progress) control.progress(1.0, st.evaluated);
-  st.stage_costs = counters.stage_costs;
-  st.pruned["stage_memory"] += counters.memory;
-  st.pruned["lower_bound"] += counters.lower_bound;
-  st.pruned["dominated_split"] += counters.dominated;
-  for (auto& b : best) r.plans.push_back(std::move(b.ev));
-
-  if (r.plans.empty()) {
-    double shortfall = counters.min_shortfall_bytes;
-    const double bound_shortfall = builder.min_shortfall;
-    if (shortfall < 0 || (bound_shortfall >= 0 && bound_shortfall < shortfall)) shortfall = bound_shortfall;
-    r.diagnosis = diagnose_no_plan(s, shortfall, st);
-  } else if (s.search.baselines && fixed.empty() && !st.cancelled) {
-    const double best_time = r.plans.front().metrics.iteration_time_s;
-    const BaselineInputs in{space, builder.sets, entries, cache};
-    if (auto u = uniform_baseline(s, in)) r.uniform = Baseline{*u, u->metrics.iteration_time_s / best_time};
-    if (auto m = megatron_default_baseline(s, in)) {
-      r.megatron_default = Baseline{*m, m->metrics.iteration_time_s / best_time};
-    }
-  }
+  finish_result(s, builder, space, cache, counters, top, r);
   st.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

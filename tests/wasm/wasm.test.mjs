@@ -43,7 +43,7 @@ test('schema(): the field table, identical to the native CLI', () => {
   const layers = byPath.get('model.num_layers');
   assert.deepEqual([layers.type, layers.min, layers.default_kind], ['int', 1, 'required']);
   assert.deepEqual(byPath.get('training.precision').allowed, ['bf16', 'fp8']);
-  assert.equal(byPath.get('cluster.groups[].gpu.gemm_efficiency').default, 0.72);
+  assert.equal(byPath.get('cluster.groups[].gpu.gemm_efficiency').default, 0.62);
   for (const f of s.fields) assert.ok(f.help.length > 10, f.path);
   const native = execFileSync(CLI, ['schema', '--json']).toString();
   assert.deepEqual(s, JSON.parse(native));

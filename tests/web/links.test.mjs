@@ -71,16 +71,15 @@ describe('links, files and hostile input', { timeout: 300_000 }, () => {
   });
 
   test('link parts the form has no field for are kept through edits and runs', async () => {
-    const s = SCENARIO({ overlap_moe_expert_parallel_comm: true }, { search: { baselines: false, tp: [1, 2] } });
+    const s = SCENARIO({}, { search: { baselines: false, tp: [1, 2] } });
     const page = await openAndPlan(h, `${h.url}/${await linkFor(s)}`);
-    assert.match(await page.textContent('#carried-note'), /training\.overlap_moe_expert_parallel_comm, search\.baselines/);
+    assert.match(await page.textContent('#carried-note'), /search\.baselines/);
     const before = await runs(page);
     await page.fill(field('training.global_batch_size'), '128');
     await page.click('#plan-btn');
     await waitRuns(page, before);
     const decoded = (await hashScenario(page)).scenario;
     assert.equal(decoded.training.global_batch_size, 128);
-    assert.equal(decoded.training.overlap_moe_expert_parallel_comm, true);
     assert.equal(decoded.search.baselines, false);
     assert.deepEqual(decoded.search.tp, [1, 2]);
   });

@@ -24,9 +24,9 @@ struct SearchControl {
 // Work limits that end any accepted search in bounded time and memory. Deterministic (counted
 // work, not wall time), so native and wasm stop at the same point.
 struct SearchBudget {
-  long long max_entries = 4'000'000;      // (mesh shape, group set) pairs generated
-  long long max_orders = 2'000'000;       // stage orders whose layer split is searched
-  long long max_stage_costs = 200'000'000;  // stage cost evaluations in the layer-split DPs
+  long long max_entries = 2'000'000;      // (mesh shape, group set) pairs generated
+  long long max_orders = 100'000;         // stage orders searched (+ 1 per 4 order bounds checked)
+  long long max_stage_costs = 50'000'000;  // stage cost evaluations in the layer-split DPs
 };
 
 struct SearchStats {

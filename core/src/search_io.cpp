@@ -1,5 +1,6 @@
 // Result JSON of a search (kept apart from the search loops, which build without exception
 // support in wasm).
+#include "hapmoe/baselines.hpp"
 #include "hapmoe/result_io.hpp"
 
 namespace hapmoe {
@@ -18,6 +19,8 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   };
   baselines["megatron_default"] = baseline(r.megatron_default);
   baselines["uniform"] = baseline(r.uniform);
+  if (r.megatron_default) baselines["megatron_default"]["rule"] = kMegatronDefaultRule;
+  if (r.uniform) baselines["uniform"]["rule"] = kUniformRule;
   json pruned = json::object();
   for (const auto& [k, v] : r.stats.pruned) pruned[k] = v;
   json stats = {{"candidates", r.stats.candidates}, {"evaluated", r.stats.evaluated},

@@ -15,6 +15,14 @@
 
 namespace hapmoe {
 
+// How each baseline is built, as the result states it.
+inline constexpr const char* kUniformRule =
+    "even layer split: num_layers / pp layers per stage, the first num_layers % pp stages one more; "
+    "GPU groups in the order the cluster lists them; mesh and the groups used searched";
+inline constexpr const char* kMegatronDefaultRule =
+    "heterogeneity-blind: the mesh chosen as if every GPU were the most common type, all groups in "
+    "cluster order, even layer split; then costed on the real GPUs";
+
 // One (mesh shape, group set) of the search with its lower bound (valid for every order and split).
 struct SearchEntry {
   double bound_s;

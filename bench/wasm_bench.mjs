@@ -15,6 +15,11 @@ const scenarios = [
   ['mixtral-l', '16-2', 512, 'alltoall'], ['mixtral-l', '32-2', 512, 'alltoall'], ['deepseek-v3', 'mixed-2048', 8192, 'flex'],
 ].map(([model, cluster, gbs, d]) => ({ name: `${model} @ ${cluster}`,
   doc: { format: 'hapmoe.scenario/1', model, cluster, training: { global_batch_size: gbs, seq_length: 4096, moe_token_dispatcher_type: d } } }));
+// DeepSeek-V3 on 512 GPUs of 6 types (illustrative cluster, as in build/search_bench).
+scenarios.push({ name: 'deepseek-v3 @ 512 GPUs x 6 types', doc: { format: 'hapmoe.scenario/1', model: 'deepseek-v3',
+  cluster: { name: '6 types', groups: [['h100-sxm', 11], ['h800-sxm', 11], ['h20', 11], ['h200-sxm', 11], ['a100-sxm-80gb', 10], ['a800', 10]]
+    .map(([gpu, nodes]) => ({ gpu, nodes, gpus_per_node: 8 })) },
+  training: { global_batch_size: 4096, seq_length: 4096, moe_token_dispatcher_type: 'flex' } } });
 
 const REPS = Number(process.env.REPS || 15);
 

@@ -99,6 +99,21 @@ const char* describe(FieldType t) {
   return "?";
 }
 
+std::vector<std::string> allowed_values(const FieldDef& f) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char* c = f.allowed; *c; ++c) {
+    if (*c == '|') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += *c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
 bool has_range(const FieldDef& f) {
   switch (f.type) {
     case FieldType::kInt:

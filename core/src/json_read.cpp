@@ -91,20 +91,6 @@ double as_number(const json& v, const std::string& path, const FieldDef& f) {
   return d;
 }
 
-std::vector<std::string> allowed_values(const FieldDef& f) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (const char* c = f.allowed; *c; ++c) {
-    if (*c == '|') {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += *c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
 
 std::string quoted_choices(const FieldDef& f) {
   std::string s;

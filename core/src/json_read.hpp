@@ -79,7 +79,6 @@ double as_number(const json& v, const std::string& path, const FieldDef& f);
 std::string as_enum(const json& v, const std::string& path, const FieldDef& f);
 
 // The table's allowed values of an enum row, as a vector and as "\"a\", \"b\"".
-std::vector<std::string> allowed_values(const FieldDef& f);
 std::string quoted_choices(const FieldDef& f);
 
 }  // namespace hapmoe::detail

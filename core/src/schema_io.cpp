@@ -19,20 +19,6 @@ json default_value(const FieldDef& f) {
   return f.default_text;
 }
 
-json allowed(const FieldDef& f) {
-  json out = json::array();
-  std::string cur;
-  for (const char* c = f.allowed; *c; ++c) {
-    if (*c == '|') {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += *c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
 
 json field_to_json(const FieldDef& f) {
   json j = {{"path", f.path},
@@ -48,7 +34,7 @@ json field_to_json(const FieldDef& f) {
   if (f.default_kind == DefaultKind::kValue) j["default"] = default_value(f);
   if (f.default_text[0] && f.default_kind != DefaultKind::kValue)
     j["default_text"] = f.default_text;
-  if (f.allowed[0]) j["allowed"] = allowed(f);
+  if (f.allowed[0]) j["allowed"] = allowed_values(f);
   return j;
 }
 

@@ -70,15 +70,19 @@ class LayerTimesCache {
   std::unordered_map<const StageCostModel*, GroupLayerTimes> times_;
 };
 
-// Builds the sorted (bound, shape, set) entries: every group set of every shape that passes the
-// pipeline rules and the static memory bound.
-struct EntryBuilder {
+// What every part of one search shares.
+struct SearchContext {
   const Scenario& s;
   const CandidateSpace& space;
   StageModelCache& cache;
   LayerTimesCache& times;
   const SearchBudget& budget;
   SearchStats& st;
+};
+
+// Builds the sorted (bound, shape, set) entries: every group set of every shape that passes the
+// pipeline rules and the static memory bound.
+struct EntryBuilder : SearchContext {
   std::vector<GroupSet> sets;
   std::vector<SearchEntry> entries;
   double min_shortfall = -1;
@@ -167,10 +171,9 @@ class TopK {
 // after it is placed (or at the end of the pipeline).
 class EntrySearch {
  public:
-  EntrySearch(const Scenario& s, const CandidateSpace& space, StageModelCache& cache, LayerTimesCache& times,
-              const SearchBudget& budget, SearchStats& st, SplitCounters& counters, IncrementalSplit& dp, TopK& top)
-      : s_(s), space_(space), cache_(cache), times_(times), budget_(budget), st_(st), counters_(counters), dp_(dp),
-        top_(top) {}
+  EntrySearch(const SearchContext& c, SplitCounters& counters, IncrementalSplit& dp, TopK& top)
+      : s_(c.s), space_(c.space), cache_(c.cache), times_(c.times), budget_(c.budget), st_(c.st), counters_(counters),
+        dp_(dp), top_(top) {}
 
   // Splits one order of the entry: the groups by descending free memory per stage (early
   // stages keep more micro-batches in flight), then speed. Seeds the incumbent cheaply.
@@ -390,7 +393,8 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   const CandidateSpace space(s, &st.pruned);
   StageModelCache cache(s);
   LayerTimesCache times(s.model.num_layers);
-  EntryBuilder builder{s, space, cache, times, budget, st, {}, {}, -1, {}};
+  const SearchContext context{s, space, cache, times, budget, st};
+  EntryBuilder builder{context, {}, {}, -1, {}};
   builder.build();
   const std::vector<SearchEntry>& entries = builder.entries;
   if (control.progress) control.progress(0.0, 0);
@@ -398,7 +402,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   TopK top(static_cast<size_t>(std::max(1, s.search.top_k)));
   SplitCounters counters;
   IncrementalSplit dp;
-  EntrySearch entry_search(s, space, cache, times, budget, st, counters, dp, top);
+  EntrySearch entry_search(context, counters, dp, top);
   // First guesses: one order of each of the first entries, so that the bounds below have an
   // incumbent before any entry's orders are walked.
   size_t guessed = 0;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace hapmoe {
 
@@ -72,6 +73,9 @@ bool has_range(const FieldDef& f);
 
 // The table as a Markdown reference (docs/fields.md is this text).
 std::string fields_markdown();
+
+// The allowed values of an enum field, in table order ("a|b|c" -> {"a", "b", "c"}).
+std::vector<std::string> allowed_values(const FieldDef& f);
 
 // True when `name` is the last path component of some field (typo detection).
 bool is_known_field_name(const std::string& name);

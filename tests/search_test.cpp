@@ -96,16 +96,26 @@ json symmetry_instance(std::mt19937& rng) {
   json doc = random_instance(rng);
   auto in = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const int gpn = in(0, 1) ? 2 : 4;
-  json base = {{"preset", "h100-sxm"}, {"memory_gib", in(16, 80)}, {"reserved_memory_gib", 2}};
+  json base = {{"preset", "h100-sxm"}, {"memory_gib", in(4, 40)}, {"reserved_memory_gib", 1}};
   json derated = base;
   derated["gemm_efficiency"] = 0.4 + 0.05 * in(0, 4);
-  json other = {{"preset", in(0, 1) ? "h20" : "a100-sxm-80gb"}, {"memory_gib", in(16, 80)}, {"reserved_memory_gib", 2}};
+  json other = {{"preset", in(0, 1) ? "h20" : "a100-sxm-80gb"}, {"memory_gib", in(4, 40)}, {"reserved_memory_gib", 1}};
   json groups = json::array();
   for (const json& g : {base, derated, base, other}) {
     if (groups.size() >= 3 && in(0, 1)) break;
     groups.push_back({{"gpu", g}, {"nodes", 1}, {"gpus_per_node", gpn}});
   }
   doc["cluster"]["groups"] = groups;
+  // Memory accounting the bounds must never overestimate: bf16 gradients and moments, FP8 with
+  // FP8 parameter gather.
+  if (in(0, 2) == 0) {
+    doc["training"]["optimizer"] = {{"precision_aware", true}, {"main_grads_dtype", "bf16"},
+                                    {"exp_avg_dtype", "bf16"}, {"exp_avg_sq_dtype", "bf16"}};
+  }
+  if (in(0, 3) == 0) {
+    doc["training"]["precision"] = "fp8";
+    doc["training"]["fp8_param_gather"] = true;
+  }
   return doc;
 }
 

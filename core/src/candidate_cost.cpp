@@ -44,6 +44,16 @@ SplitProblem make_split_problem(const Scenario& s, const Mesh& mesh, const std::
 }
 
 namespace {
+// Bytes per parameter no smaller than any stage charges (the bounds must never overestimate
+// memory): FP8 weight copies left out; with fp8_param_gather every weight may be the FP8 copy.
+WeightBytes bound_weight_bytes(const TrainingSpec& t) {
+  WeightBytes b = weight_bytes(t);
+  if (b.fp8_param_gather) b.param = std::min(b.param, b.fp8_weight);
+  b.fp8_weight = 0;
+  b.fp8_param_gather = false;
+  return b;
+}
+
 // [n] = sum of the n smallest values.
 std::vector<double> sorted_prefix_sums(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -83,10 +93,10 @@ int max_layers_in_memory(const Scenario& s, const StageCostModel& model, const M
   double least = 1e300;
   for (int l = 0; l < s.model.num_layers; ++l) {
     const LayerCost& c = model.layer(l);
-    const double bytes =
-        weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(), s.training.use_distributed_optimizer)
-            .total() +
-        c.activation_bytes;
+    const double bytes = weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
+                                       s.training.use_distributed_optimizer, bound_weight_bytes(s.training))
+                             .total() +
+                         c.activation_bytes;
     least = std::min(least, bytes);
   }
   if (room <= 0) return 0;
@@ -159,7 +169,7 @@ GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model
   for (int l = 0; l < s.model.num_layers; ++l) {
     const LayerCost& c = model.layer(l);
     bytes[l] = weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
-                             s.training.use_distributed_optimizer)
+                             s.training.use_distributed_optimizer, bound_weight_bytes(s.training))
                    .total();
     act[l] = c.activation_bytes;
   }
@@ -281,7 +291,8 @@ double static_memory_shortfall_bytes(const Scenario& s, const Mesh& mesh, const 
     room += stages_per_group[g] * (gpu.memory_gib - gpu.reserved_memory_gib) * kGiB;
   }
   const double need =
-      weight_memory(dense_params, expert_params, static_cast<long long>(mesh.dp) * mesh.cp, mesh.expert_dp(), true)
+      weight_memory(dense_params, expert_params, static_cast<long long>(mesh.dp) * mesh.cp, mesh.expert_dp(), true,
+                    bound_weight_bytes(s.training))
           .total();
   return need - room;
 }

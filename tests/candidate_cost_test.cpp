@@ -1,0 +1,59 @@
+// candidate_cost: the bounds the search prunes by never exceed what the stage cost model charges
+// (memory) and never exceed what a split achieves (time), for every memory accounting.
+#include <doctest/doctest.h>
+
+#include "hapmoe/candidate_cost.hpp"
+#include "hapmoe/cost_memory.hpp"
+#include "test_scenarios.hpp"
+
+using namespace hapmoe;
+using nlohmann::json;
+
+namespace {
+std::vector<json> trainings() {
+  const json base = {{"global_batch_size", 64}, {"seq_length", 2048}};
+  json pa = base;
+  pa["optimizer"] = {{"precision_aware", true}, {"main_grads_dtype", "bf16"}, {"exp_avg_dtype", "bf16"},
+                     {"exp_avg_sq_dtype", "bf16"}};
+  json fp8 = base;
+  fp8["precision"] = "fp8";
+  fp8["fp8_param_gather"] = true;
+  json bf16_reduce = base;
+  bf16_reduce["grad_reduce_in_bf16"] = true;
+  return {base, pa, fp8, bf16_reduce};
+}
+}  // namespace
+
+TEST_CASE("memory bounds never exceed the stage cost model's peak memory") {
+  for (const json& training : trainings()) {
+    CAPTURE(training.dump());
+    const Scenario s = testing::scenario_from({{"model", testing::small_moe_model()}, {"cluster", "h100-16"},
+                                               {"training", training}});
+    StageModelCache cache(s);
+    Mesh m;
+    m.tp = 2; m.dp = 2; m.ep = 4; m.pp = 4; m.sequence_parallel = true;
+    const StageCostModel* model = cache.get(m, 0);
+    const GroupLayerTimes times = group_layer_times(*model, s.model.num_layers);
+    const GroupBoundTerms terms = group_bound_terms(s, *model, times, m);
+    const double reserved = s.cluster.groups[0].gpu.reserved_memory_gib * kGiB;
+    for (int stage = 0; stage < m.pp; ++stage) {
+      const double in_flight = in_flight_microbatches(stage, m.pp, m.vpp, num_microbatches(s.training, m));
+      for (int first = 0; first < s.model.num_layers; ++first) {
+        for (int n = 1; first + n <= s.model.num_layers; ++n) {
+          const StageCost c = model->cost(stage, first, n, StageLinks{}, m);
+          const double bound = terms.lightest_bytes[n] + in_flight * terms.lightest_act_bytes[n] + reserved;
+          CHECK(bound <= c.peak_bytes() * (1 + 1e-12));
+          // Time: the n cheapest layers never cost more than these n layers.
+          CHECK(times.cheapest_sum_s[n] <= c.per_microbatch_s() * (1 + 1e-12));
+        }
+      }
+    }
+    // The static bound: all weights, gradients and optimizer state over all stages.
+    double charged = 0;
+    for (int stage = 0; stage < m.pp; ++stage) charged += model->cost(stage, 2 * stage, 2, StageLinks{}, m).weights.total();
+    const double shortfall = static_memory_shortfall_bytes(s, m, {0}, {m.pp}, model->total_dense_params(),
+                                                          model->total_expert_params());
+    const double room = m.pp * (s.cluster.groups[0].gpu.memory_gib - s.cluster.groups[0].gpu.reserved_memory_gib) * kGiB;
+    CHECK(shortfall + room <= charged * (1 + 1e-12));
+  }
+}

@@ -76,3 +76,19 @@ TEST_CASE("a slower link between stages costs more pipeline time") {
   slow.next = Link{12.5, 0.8, 25e-6};
   CHECK(model->cost(1, 2, 2, slow, m).pp_s > model->cost(1, 2, 2, fast, m).pp_s);
 }
+
+TEST_CASE("layer parameter totals without a model equal the model's") {
+  const Scenario s = small_on_h100();
+  StageModelCache cache(s);
+  for (int tp : {1, 2}) {
+    for (int ep : {1, 4, 8}) {
+      Mesh m = mesh4();
+      m.tp = tp;
+      m.ep = ep;
+      const auto [dense, expert] = cache.layer_params(m);
+      const StageCostModel* model = cache.get(m, 0);
+      CHECK(dense == doctest::Approx(model->total_dense_params()).epsilon(1e-12));
+      CHECK(expert == doctest::Approx(model->total_expert_params()).epsilon(1e-12));
+    }
+  }
+}

@@ -17,13 +17,31 @@ size_t StageModelCache::KeyHash::operator()(const Key& k) const {
   return static_cast<size_t>(h);
 }
 
+const ModelShape& StageModelCache::shape(int tp) {
+  auto& shape = shapes_[tp];
+  if (!shape) shape = std::make_unique<ModelShape>(derive_model_shape(s_.model, tp));
+  return *shape;
+}
+
+std::pair<double, double> StageModelCache::layer_params(const Mesh& mesh) {
+  const long long grid = static_cast<long long>(mesh.ep) * mesh.etp;
+  const long long key = static_cast<long long>(mesh.tp) << 32 | grid;
+  auto it = params_.find(key);
+  if (it != params_.end()) return it->second;
+  const ModelShape& sh = shape(mesh.tp);
+  double dense = 0, expert = 0;
+  for (int l = 0; l < s_.model.num_layers; ++l) {
+    dense += sh.layer_tp_sharded_params(s_.model, l) / mesh.tp + sh.layer_replicated_params(s_.model, l);
+    expert += sh.layer_expert_params(s_.model, l) / static_cast<double>(grid);
+  }
+  return params_.emplace(key, std::make_pair(dense, expert)).first->second;
+}
+
 const StageCostModel* StageModelCache::get(const Mesh& mesh, int group) {
   const Key key{mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size, static_cast<int>(mesh.recompute), group};
   auto it = models_.find(key);
   if (it != models_.end()) return it->second.get();
-  auto& shape = shapes_[mesh.tp];
-  if (!shape) shape = std::make_unique<ModelShape>(derive_model_shape(s_.model, mesh.tp));
-  auto model = std::make_unique<StageCostModel>(s_, *shape, mesh, group);
+  auto model = std::make_unique<StageCostModel>(s_, shape(mesh.tp), mesh, group);
   return models_.emplace(key, std::move(model)).first->second.get();
 }
 

@@ -115,22 +115,19 @@ struct EntryBuilder : SearchContext {
               return true;
             }
             ++st.candidates;
-            tv.clear();
-            stages.clear();
-            double dense = 0, expert = 0;
-            for (int g : set.groups) {
-              const StageCostModel* m = cache.get(mesh, g);
-              tv.push_back(&times.get(m));
-              stages.push_back(shape.stages_per_group[g]);
-              dense = m->total_dense_params();
-              expert = m->total_expert_params();
-            }
+            const auto [dense, expert] = cache.layer_params(mesh);
             const double shortfall =
                 static_memory_shortfall_bytes(s, mesh, set.groups, shape.stages_per_group, dense, expert);
             if (shortfall > 0) {
               ++st.pruned["memory_bound"];
               if (min_shortfall < 0 || shortfall < min_shortfall) min_shortfall = shortfall;
               return true;
+            }
+            tv.clear();
+            stages.clear();
+            for (int g : set.groups) {
+              tv.push_back(&times.get(cache.get(mesh, g)));
+              stages.push_back(shape.stages_per_group[g]);
             }
             const double bound = set_lower_bound_s(tv, stages, s.model.num_layers,
                                                    num_microbatches(s.training, mesh), mesh.vpp, true);

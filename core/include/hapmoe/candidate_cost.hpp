@@ -22,6 +22,9 @@ class StageModelCache {
  public:
   explicit StageModelCache(const Scenario& s) : s_(s) {}
   const StageCostModel* get(const Mesh& mesh, int group);
+  // Parameters of all layers on one GPU under `mesh` (TP-sharded dense + replicated, routed
+  // experts over EP x ETP): what StageCostModel::total_*_params() give, without building one.
+  std::pair<double, double> layer_params(const Mesh& mesh);
 
  private:
   struct Key {
@@ -35,7 +38,9 @@ class StageModelCache {
     size_t operator()(const Key& k) const;
   };
   const Scenario& s_;
+  const ModelShape& shape(int tp);
   std::unordered_map<int, std::unique_ptr<ModelShape>> shapes_;  // by tp
+  std::unordered_map<long long, std::pair<double, double>> params_;  // by (tp, ep x etp)
   std::unordered_map<Key, std::unique_ptr<StageCostModel>, KeyHash> models_;
 };
 

@@ -1,6 +1,7 @@
 #include "hapmoe/layer_split_dp.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "hapmoe/schedule.hpp"
@@ -18,7 +19,11 @@ bool dominates(const Label& a, const Label& b) {
   return a.sum_c <= b.sum_c && a.max_c <= b.max_c && a.max_tail <= b.max_tail;
 }
 
+// A stage whose time is not a finite number (degenerate input) is treated as infeasible.
+bool finite(const StageCost& c) { return std::isfinite(c.per_microbatch_s()) && std::isfinite(c.tail_s()); }
+
 void note_shortfall(SplitCounters* k, const StageCost& c) {
+  if (!std::isfinite(c.peak_bytes())) return;
   const double over = c.peak_bytes() - c.capacity_bytes;
   if (k->min_shortfall_bytes < 0 || over < k->min_shortfall_bytes) k->min_shortfall_bytes = over;
 }
@@ -102,7 +107,7 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
         if (n - min_n >= static_cast<int>(s.costs.size())) {
           const StageCost c = model.cost(i, j, n, links, s.mesh);
           ++k->stage_costs;
-          if (!c.fits()) {
+          if (!c.fits() || !finite(c)) {
             fits_up_to = n;
             k->memory += max_n - n + 1;
             note_shortfall(k, c);
@@ -206,7 +211,7 @@ std::optional<double> split_objective(const SplitProblem& p, const std::vector<i
   for (size_t i = 0; i < layers.size(); ++i) {
     const StageCost c = p.stage_models[i]->cost(static_cast<int>(i), first, layers[i], p.links[i], p.mesh);
     ++k->stage_costs;
-    if (!c.fits()) {
+    if (!c.fits() || !finite(c)) {
       ++k->memory;
       note_shortfall(k, c);
       return std::nullopt;

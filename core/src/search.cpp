@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 
@@ -168,9 +169,10 @@ class TopK {
 // after it is placed (or at the end of the pipeline).
 class EntrySearch {
  public:
-  EntrySearch(const SearchContext& c, SplitCounters& counters, IncrementalSplit& dp, TopK& top)
+  EntrySearch(const SearchContext& c, SplitCounters& counters, IncrementalSplit& dp, TopK& top,
+              std::function<void()> tick)
       : s_(c.s), space_(c.space), cache_(c.cache), times_(c.times), budget_(c.budget), st_(c.st), counters_(counters),
-        dp_(dp), top_(top) {}
+        dp_(dp), top_(top), tick_(std::move(tick)) {}
 
   // Splits one order of the entry: the groups by descending free memory per stage (early
   // stages keep more micro-batches in flight), then speed. Seeds the incumbent cheaply.
@@ -309,6 +311,8 @@ class EntrySearch {
 
   bool leaf(const std::vector<int>& stage_groups) {
     if (over_budget()) return false;
+    if (++leaves_ % 256 == 0 && tick_) tick_();  // progress (and cancel) inside long walks
+    if (st_.cancelled) return false;
     if (set_->groups.size() > 1 && prefix_reaches(stage_groups, {})) {
       ++st_.pruned["order_bound"];
       return true;
@@ -342,6 +346,8 @@ class EntrySearch {
   SplitCounters& counters_;
   IncrementalSplit& dp_;
   TopK& top_;
+  std::function<void()> tick_;
+  long long leaves_ = 0;
   const GroupSet* set_ = nullptr;
   const MeshShape* shape_ = nullptr;
   bool prepared_ = false;
@@ -399,7 +405,12 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   TopK top(static_cast<size_t>(std::max(1, s.search.top_k)));
   SplitCounters counters;
   IncrementalSplit dp;
-  EntrySearch entry_search(context, counters, dp, top);
+  size_t done = 0;
+  auto tick = [&]() {
+    if (control.cancel && control.cancel->load()) st.cancelled = true;
+    if (control.progress) control.progress(static_cast<double>(done) / std::max<size_t>(1, entries.size()), st.evaluated);
+  };
+  EntrySearch entry_search(context, counters, dp, top, tick);
   // First guesses: one order of each of the first entries, so that the bounds below have an
   // incumbent before any entry's orders are walked.
   size_t guessed = 0;
@@ -407,7 +418,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
     if (control.cancel && control.cancel->load()) break;
     entry_search.run_first_guess(space.shapes()[entries[guessed].shape], builder.sets[entries[guessed].set]);
   }
-  for (size_t done = 0; done < entries.size(); ++done) {
+  for (; done < entries.size(); ++done) {
     const SearchEntry& e = entries[done];
     if (control.cancel && control.cancel->load()) {
       st.cancelled = true;
@@ -418,7 +429,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
       st.pruned["lower_bound"] += static_cast<long long>(entries.size() - done);
       break;
     }
-    if (!entry_search.run(space.shapes()[e.shape], builder.sets[e.set], done < guessed)) break;
+    if (!entry_search.run(space.shapes()[e.shape], builder.sets[e.set], done < guessed) || st.cancelled) break;
   }
   if (control.progress) control.progress(1.0, st.evaluated);
   finish_result(s, builder, space, cache, counters, top, r);

@@ -288,6 +288,16 @@ double PositionBound::lower_bound_s(const Options& options) const {
   return objective(sum_c, lo);  // max_c >= lo: holds(lo) is false, or lo is the floor
 }
 
+long long PositionBound::layers_fit_from(const Options& options, int from) const {
+  long long n = 0;
+  for (int i = std::max(0, from); i < pp_; ++i) {
+    int most = 0;
+    for (int g : options[i]) most = std::max(most, fit_[g][i]);
+    n += most;
+  }
+  return n;
+}
+
 bool PositionBound::reaches(const Options& options, double threshold_s) const {
   if (threshold_s >= 1e300) return false;
   double sum_c = 0, floor_c = 0;

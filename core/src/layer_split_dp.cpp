@@ -79,7 +79,7 @@ int IncrementalSplit::depth() const { return st_->depth; }
 void IncrementalSplit::pop() { --st_->depth; }
 
 bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links, double incumbent_s,
-                            SplitCounters* k) {
+                            SplitCounters* k, long long layers_after_max) {
   State& s = *st_;
   const int i = s.depth++;
   const int L = s.L, min_n = s.min_n, stages_after = s.pp - i - 1;
@@ -93,18 +93,24 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
     s.costs.clear();
     int fits_up_to = L + 1;  // first n that does not fit (peak memory only grows with n)
     const int max_n = L - j - stages_after * min_n;
+    // The later stages cannot hold more than layers_after_max: this stage takes the rest.
+    const int least_n = static_cast<int>(std::max<long long>(min_n, L - j - layers_after_max));
+    if (least_n > max_n) {
+      k->memory += static_cast<long long>(here.size());
+      continue;
+    }
     for (int li = 0; li < static_cast<int>(here.size()); ++li) {
       const Label& lab = here[li];
       if (s.bound(lab, i, j) >= incumbent_s) {
         ++k->lower_bound;
         continue;
       }
-      for (int n = min_n; n <= max_n; ++n) {
+      for (int n = least_n; n <= max_n; ++n) {
         if (n >= fits_up_to) {
           k->memory += max_n - n + 1;
           break;
         }
-        if (n - min_n >= static_cast<int>(s.costs.size())) {
+        if (n - least_n >= static_cast<int>(s.costs.size())) {
           const StageCost c = model.cost(i, j, n, links, s.mesh);
           ++k->stage_costs;
           if (!c.fits() || !finite(c)) {
@@ -115,7 +121,7 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
           }
           s.costs.emplace_back(c.per_microbatch_s(), c.tail_s());
         }
-        const auto [c_mb, c_tail] = s.costs[n - min_n];
+        const auto [c_mb, c_tail] = s.costs[n - least_n];
         Label next{lab.sum_c + c_mb, std::max(lab.max_c, c_mb), std::max(lab.max_tail, c_tail), j, li};
         // Non-decreasing in n (the stage only gets slower), so every larger n fails too.
         const double grows = s.objective(next.sum_c + s.suffix_min[j + n], next.max_c, lab.max_tail);

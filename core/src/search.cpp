@@ -272,12 +272,15 @@ class EntrySearch {
     return positions_->reaches(options_, top_.threshold());
   }
 
-  // Pushes the DP up to stage `end` (exclusive); false when no split survives.
+  // Pushes the DP up to stage `end` (exclusive); false when no split survives. options_ holds
+  // the positions' possible groups (set by prefix_reaches for this prefix), which bound how many
+  // layers the later stages can hold.
   bool push_until(const std::vector<int>& stage_groups, int end) {
     const std::vector<StageLinks> links = stage_links(s_.cluster, mesh_.stage_gpus(), stage_groups);
     while (dp_.depth() < end) {
       const int i = dp_.depth();
-      if (!dp_.push(*models_[index_of(stage_groups[i])], links[i], top_.threshold(), &counters_)) return false;
+      const long long after = positions_->layers_fit_from(options_, i + 1);
+      if (!dp_.push(*models_[index_of(stage_groups[i])], links[i], top_.threshold(), &counters_, after)) return false;
     }
     return true;
   }
@@ -313,7 +316,7 @@ class EntrySearch {
     if (over_budget()) return false;
     if (++leaves_ % 256 == 0 && tick_) tick_();  // progress (and cancel) inside long walks
     if (st_.cancelled) return false;
-    if (set_->groups.size() > 1 && prefix_reaches(stage_groups, {})) {
+    if (prefix_reaches(stage_groups, {})) {
       ++st_.pruned["order_bound"];
       return true;
     }

@@ -104,6 +104,8 @@ class PositionBound {
   double lower_bound_s(const Options& options) const;
   // bound >= threshold_s, decided with one capacity evaluation.
   bool reaches(const Options& options, double threshold_s) const;
+  // Most layers positions from..pp-1 can hold in memory together under `options`.
+  long long layers_fit_from(const Options& options, int from) const;
 
  private:
   bool prepare(const Options& options, double* sum_c, double* floor_c) const;

@@ -41,9 +41,12 @@ class IncrementalSplit {
   // Starts a pipeline of mesh.pp stages over num_layers layers. layer_min_s[l]: a lower bound on
   // layer l's per-micro-batch time on any stage still to come (the DP's bound uses its sums).
   void reset(const Mesh& mesh, int num_layers, long long num_microbatches, const std::vector<double>& layer_min_s);
-  // Adds stage depth() on `model` with its links. Returns false when no label survives (every
-  // split through this prefix is infeasible or cannot beat incumbent_s).
-  bool push(const StageCostModel& model, const StageLinks& links, double incumbent_s, SplitCounters* counters);
+  // Adds stage depth() on `model` with its links. layers_after_max: an upper bound on the layers
+  // the stages after it can hold in memory together (so this stage takes at least the rest).
+  // Returns false when no label survives (every split through this prefix is infeasible or
+  // cannot beat incumbent_s).
+  bool push(const StageCostModel& model, const StageLinks& links, double incumbent_s, SplitCounters* counters,
+            long long layers_after_max = 1LL << 40);
   void pop();
   int depth() const;
   // Best complete split (depth() == pp), or nullopt when none beats incumbent_s.

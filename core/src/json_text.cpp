@@ -1,0 +1,178 @@
+#include "hapmoe/json_text.hpp"
+
+#include <vector>
+
+namespace hapmoe {
+
+using nlohmann::json;
+
+namespace {
+
+// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629), or 0 if ill-formed.
+std::size_t utf8_sequence_length(const std::string& s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b0 = byte(i);
+  if (b0 < 0x80) return 1;
+  std::size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) len = 2;
+  else if (b0 == 0xE0) len = 3, lo = 0xA0;
+  else if (b0 >= 0xE1 && b0 <= 0xEC) len = 3;
+  else if (b0 == 0xED) len = 3, hi = 0x9F;  // no UTF-16 surrogates
+  else if (b0 >= 0xEE && b0 <= 0xEF) len = 3;
+  else if (b0 == 0xF0) len = 4, lo = 0x90;
+  else if (b0 >= 0xF1 && b0 <= 0xF3) len = 4;
+  else if (b0 == 0xF4) len = 4, hi = 0x8F;  // <= U+10FFFF
+  else return 0;
+  if (i + len > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < len; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return len;
+}
+
+// The nlohmann message without its "[json.exception.x.n] " prefix, cut to 200 bytes (it quotes
+// the last token read, which can be a 10,000-digit number).
+std::string plain_message(const char* what) {
+  constexpr std::size_t kMaxBytes = 200;
+  std::string m = what;
+  const auto end = m.find("] ");
+  if (m.rfind("[json.exception.", 0) == 0 && end != std::string::npos) m.erase(0, end + 2);
+  if (m.size() > kMaxBytes) m = m.substr(0, kMaxBytes) + "...";
+  return m;
+}
+
+// SAX handler: builds the document iteratively, keeps the path of the value being read and
+// stops past kMaxJsonDepth before anything is allocated for the deeper levels.
+class LimitedDomBuilder {
+ public:
+  explicit LimitedDomBuilder(const std::string& text) : text_(text) {}
+
+  bool null() { return put(json(nullptr)); }
+  bool boolean(bool v) { return put(json(v)); }
+  bool number_integer(json::number_integer_t v) { return put(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return put(json(v)); }
+  bool number_float(json::number_float_t v, const std::string&) { return put(json(v)); }
+  bool string(std::string& v) { return put(json(std::move(v))); }
+  bool binary(json::binary_t&) { return put(json(nullptr)); }  // never produced by text JSON
+  bool start_object(std::size_t) { return open(json::object()); }
+  bool start_array(std::size_t) { return open(json::array()); }
+  bool key(std::string& k) {
+    frames_.back().key = k;
+    return true;
+  }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+    const std::size_t bad = first_invalid_utf8(text_);
+    if (bad != std::string::npos && position >= bad) {
+      error_ = Error{"bad_utf8", "text is not valid UTF-8 (first ill-formed byte at offset " +
+                                     std::to_string(bad) + ")", path()};
+    } else if (ex.id == 406) {
+      error_ = Error{"number_out_of_range",
+                     "number beyond the range of a double (about 1.8e308): " + plain_message(ex.what()),
+                     path()};
+    } else {  // the whole text is malformed: field "$", the path where it stopped in the message
+      const std::string at = path();
+      error_ = Error{"bad_json", "not valid JSON" + (at == "$" ? "" : " (in " + at + ")") + ": " +
+                                     plain_message(ex.what()), "$"};
+    }
+    error_.message = to_valid_utf8(error_.message);
+    return false;
+  }
+
+  json take_root() { return std::move(root_); }
+  const Error& error() const { return error_; }
+
+ private:
+  struct Frame {
+    json* container;
+    std::string key;  // key of the value being read (objects)
+  };
+
+  // Where the next value goes: the root, the pending key of an object, or the end of an array.
+  json* slot() {
+    if (frames_.empty()) return &root_;
+    json& c = *frames_.back().container;
+    if (c.is_object()) return &c[frames_.back().key];
+    c.push_back(nullptr);
+    return &c.back();
+  }
+  bool put(json v) {
+    *slot() = std::move(v);
+    return true;
+  }
+  bool open(json empty) {
+    if (frames_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
+      error_ = Error{"too_deep", "arrays and objects nested deeper than " +
+                                     std::to_string(kMaxJsonDepth) + " levels", path()};
+      return false;
+    }
+    json* s = slot();
+    *s = std::move(empty);
+    frames_.push_back(Frame{s, ""});
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    return true;
+  }
+  // JSON path of the value being read, in the style of the scenario errors ("a.b[2].c").
+  std::string path() const {
+    std::string p;
+    for (const Frame& f : frames_) {
+      if (f.container->is_object()) {
+        p += (p.empty() ? "" : ".") + to_valid_utf8(f.key);
+      } else {
+        const std::size_t n = f.container->size();
+        p += "[" + std::to_string(n == 0 ? 0 : n - (&f == &frames_.back() ? 0 : 1)) + "]";
+      }
+    }
+    return p.empty() ? "$" : p;
+  }
+
+  const std::string& text_;
+  json root_;
+  std::vector<Frame> frames_;
+  Error error_{"bad_json", "not valid JSON", "$"};
+};
+
+}  // namespace
+
+std::size_t first_invalid_utf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = utf8_sequence_length(text, i);
+    if (len == 0) return i;
+    i += len;
+  }
+  return std::string::npos;
+}
+
+std::string to_valid_utf8(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = utf8_sequence_length(text, i);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text, i, len);
+      i += len;
+    }
+  }
+  return out;
+}
+
+Expected<json> parse_json_text(const std::string& text) {
+  if (text.size() > kMaxJsonTextBytes) {
+    return Error{"too_large", "JSON text of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
+                                  std::to_string(kMaxJsonTextBytes) + " bytes", "$"};
+  }
+  LimitedDomBuilder builder(text);
+  if (!json::sax_parse(text, &builder)) return builder.error();
+  return builder.take_root();
+}
+
+}  // namespace hapmoe

@@ -69,6 +69,9 @@ TEST_CASE("invalid UTF-8 gives a bad_utf8 error whose message is valid UTF-8") {
     CHECK(is_valid_utf8(r.error().message));
     CHECK(is_valid_utf8(hapmoe::to_valid_utf8("x" + bad)));
   }
+  const auto in_key = parse_json_text("{\"model\": {\"a\": 1, \"k\xFF\": 2}}");
+  REQUIRE_FALSE(in_key.ok());
+  CHECK(in_key.error().field == "model");
   const auto outside = parse_json_text("{\"a\": 1, \xFF}");
   REQUIRE_FALSE(outside.ok());
   CHECK(outside.error().code == "bad_utf8");
@@ -76,7 +79,7 @@ TEST_CASE("invalid UTF-8 gives a bad_utf8 error whose message is valid UTF-8") {
 }
 
 TEST_CASE("syntax errors are bad_json with the path where parsing stopped") {
-  const auto r = parse_json_text(R"({"training": {"global_batch_size": 12x}})");
+  const auto r = parse_json_text(R"({"training": {"global_batch_size": tru}})");
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == "bad_json");
   CHECK(r.error().field == "$");
@@ -85,7 +88,7 @@ TEST_CASE("syntax errors are bad_json with the path where parsing stopped") {
   CHECK_FALSE(parse_json_text("").ok());
   CHECK_FALSE(parse_json_text("{} {}").ok());
   CHECK_FALSE(parse_json_text(R"(["\ud800"])").ok());  // lone surrogate escape
-  CHECK(parse_json_text(R"([[1, 2], [3, x]])").error().message.find("(in [1][1])") != std::string::npos);
+  CHECK(parse_json_text(R"([[1, 2], [3, x]])").error().message.find("(in $[1][1])") != std::string::npos);
   CHECK(parse_json_text(std::string(10000, '9') + "x").error().message.size() < 400);
 }
 

@@ -101,7 +101,12 @@ class LimitedDomBuilder {
   }
   bool put(json v) {
     *slot() = std::move(v);
+    value_done();
     return true;
+  }
+  // An object's pending key is spent once its value is complete (a later error is between keys).
+  void value_done() {
+    if (!frames_.empty() && frames_.back().container->is_object()) frames_.back().key.clear();
   }
   bool open(json empty) {
     if (frames_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
@@ -116,6 +121,7 @@ class LimitedDomBuilder {
   }
   bool close() {
     frames_.pop_back();
+    value_done();
     return true;
   }
   // JSON path of the value being read, in the style of the scenario errors ("a.b[2].c").
@@ -123,13 +129,13 @@ class LimitedDomBuilder {
     std::string p;
     for (const Frame& f : frames_) {
       if (f.container->is_object()) {
-        p += (p.empty() ? "" : ".") + to_valid_utf8(f.key);
+        if (!f.key.empty()) p += (p.empty() ? "" : ".") + to_valid_utf8(f.key);
       } else {
         const std::size_t n = f.container->size();
         p += "[" + std::to_string(n == 0 ? 0 : n - (&f == &frames_.back() ? 0 : 1)) + "]";
       }
     }
-    return p.empty() ? "$" : p;
+    return p.empty() ? "$" : p[0] == '[' ? "$" + p : p;
   }
 
   const std::string& text_;
@@ -167,8 +173,9 @@ std::string to_valid_utf8(const std::string& text) {
 
 Expected<json> parse_json_text(const std::string& text) {
   if (text.size() > kMaxJsonTextBytes) {
-    return Error{"too_large", "JSON text of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
-                                  std::to_string(kMaxJsonTextBytes) + " bytes", "$"};
+    // The size itself is not quoted: the CLI stops reading one byte past the limit.
+    return Error{"too_large", "JSON text longer than the limit of " + std::to_string(kMaxJsonTextBytes) + " bytes",
+                 "$"};
   }
   LimitedDomBuilder builder(text);
   if (!json::sax_parse(text, &builder)) return builder.error();

@@ -7,6 +7,10 @@
 export const MAX_TEXT_BYTES = 1 << 20;  // core/include/hapmoe/json_text.hpp
 export const MAX_DEPTH = 64;
 
+// Cases that fail only under ASan/UBSan (HAPMOE_SANITIZED=1) until another branch lands:
+// signed int products in core/src/stage_cost.cpp:63,68,138 (heads x head dim), owned by physics.
+export const PENDING_UNDER_SANITIZERS = new Set(['heads x kv_channels past 2^31']);
+
 // Cases whose expected result is implemented on another branch (field table and search budget);
 // the runners report them as pending while they fail, and fail if one passes (then drop it here).
 export const PENDING_ON_OTHER_BRANCHES = new Set([
@@ -210,6 +214,9 @@ function validSmall() {
     ['BOM and whitespace', null],
     ['depth at the limit in a name-free field', base()],
     ['exponent integers', JSON.parse(withRaw('training.global_batch_size', '6.4e1'))],
+    // fuzz/UBSan finding: 4096 x 1048576 wrapped in 32-bit int (stage_cost.cpp attention_compute)
+    ['heads x kv_channels past 2^31', { ...base(), model: { preset: 'mixtral-s', num_attention_heads: 4096,
+      num_query_groups: 4096, kv_channels: 1048576, hidden_size: 65536 } }],
     ['underflow to zero where zero is allowed', JSON.parse(withRaw('cluster.groups[0].gpu.reserved_memory_gib', '1e-999',
       docWithGpu()))],
   ];
@@ -231,8 +238,6 @@ function validLarge() {
     big('1024 layers', { ...base(), model: { preset: 'mixtral-s', num_layers: 1024 } }),
     big('1M GPUs', { ...base(), model: 'deepseek-v3', training: { global_batch_size: 16384, seq_length: 4096 },
       cluster: { groups: [{ gpu: 'h100-sxm', nodes: 65536 }, { gpu: 'h800-sxm', nodes: 65536 }] } }),
-    big('heads x kv_channels past 2^31', { ...base(), model: { preset: 'mixtral-s', num_attention_heads: 4096,
-      num_query_groups: 4096, kv_channels: 1048576, hidden_size: 65536 } }),
     big('300k duplicated search values', setPath(base(), 'search.tp', Array(300000).fill(1))),
     big('1000 duplicated search values', setPath(base(), 'search', { tp: Array(1000).fill(1), micro_batch_size: Array(1000).fill(1) })),
   ];

@@ -25,7 +25,7 @@ const char* kUsage =
     "  hapmoe version\n";
 
 int usage_error(const std::string& msg) {
-  std::cerr << "hapmoe: " << msg << "\n" << kUsage;
+  std::cerr << "hapmoe: " << hapmoe::to_valid_utf8(msg) << "\n" << kUsage;
   return 2;
 }
 
@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
     if (pos.size() != 1) return usage_error(cmd + " needs one scenario file (or - for standard input)");
     std::string text;
     if (!read_input(pos[0], &text)) {
-      std::cerr << "hapmoe: cannot read " << pos[0] << "\n";
+      std::cerr << "hapmoe: cannot read " << hapmoe::to_valid_utf8(pos[0]) << "\n";
       return 2;
     }
     if (cmd == "validate") {

@@ -8,28 +8,30 @@ using nlohmann::json;
 
 namespace {
 
-// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629), or 0 if ill-formed.
+// Well-formed UTF-8 sequences by lead byte (Unicode Standard, Table 3-7): length and the range
+// of the second byte (later bytes are 0x80..0xBF). Excludes overlongs, surrogates, > U+10FFFF.
+struct Utf8Lead {
+  unsigned char lead_lo, lead_hi, length, second_lo, second_hi;
+};
+constexpr Utf8Lead kUtf8Leads[] = {{0xC2, 0xDF, 2, 0x80, 0xBF}, {0xE0, 0xE0, 3, 0xA0, 0xBF},
+                                   {0xE1, 0xEC, 3, 0x80, 0xBF}, {0xED, 0xED, 3, 0x80, 0x9F},
+                                   {0xEE, 0xEF, 3, 0x80, 0xBF}, {0xF0, 0xF0, 4, 0x90, 0xBF},
+                                   {0xF1, 0xF3, 4, 0x80, 0xBF}, {0xF4, 0xF4, 4, 0x80, 0x8F}};
+
+// Length of the well-formed UTF-8 sequence starting at s[i], or 0 if it is ill-formed.
 std::size_t utf8_sequence_length(const std::string& s, std::size_t i) {
   const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char b0 = byte(i);
-  if (b0 < 0x80) return 1;
-  std::size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (b0 >= 0xC2 && b0 <= 0xDF) len = 2;
-  else if (b0 == 0xE0) len = 3, lo = 0xA0;
-  else if (b0 >= 0xE1 && b0 <= 0xEC) len = 3;
-  else if (b0 == 0xED) len = 3, hi = 0x9F;  // no UTF-16 surrogates
-  else if (b0 >= 0xEE && b0 <= 0xEF) len = 3;
-  else if (b0 == 0xF0) len = 4, lo = 0x90;
-  else if (b0 >= 0xF1 && b0 <= 0xF3) len = 4;
-  else if (b0 == 0xF4) len = 4, hi = 0x8F;  // <= U+10FFFF
-  else return 0;
-  if (i + len > s.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < len; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  if (byte(i) < 0x80) return 1;
+  for (const Utf8Lead& lead : kUtf8Leads) {
+    if (byte(i) < lead.lead_lo || byte(i) > lead.lead_hi) continue;
+    if (i + lead.length > s.size()) return 0;
+    if (byte(i + 1) < lead.second_lo || byte(i + 1) > lead.second_hi) return 0;
+    for (std::size_t k = 2; k < lead.length; ++k) {
+      if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+    }
+    return lead.length;
   }
-  return len;
+  return 0;
 }
 
 // The nlohmann message without its "[json.exception.x.n] " prefix, cut to 200 bytes (it quotes
@@ -64,19 +66,25 @@ class LimitedDomBuilder {
   }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) {
     const std::size_t bad = first_invalid_utf8(text_);
     if (bad != std::string::npos && position >= bad) {
-      error_ = Error{"bad_utf8", "text is not valid UTF-8 (first ill-formed byte at offset " +
-                                     std::to_string(bad) + ")", path()};
+      error_ = Error{
+          "bad_utf8",
+          "text is not valid UTF-8 (first ill-formed byte at offset " + std::to_string(bad) + ")",
+          path()};
     } else if (ex.id == 406) {
-      error_ = Error{"number_out_of_range",
-                     "number beyond the range of a double (about 1.8e308): " + plain_message(ex.what()),
-                     path()};
+      error_ =
+          Error{"number_out_of_range",
+                "number beyond the range of a double (about 1.8e308): " + plain_message(ex.what()),
+                path()};
     } else {  // the whole text is malformed: field "$", the path where it stopped in the message
       const std::string at = path();
-      error_ = Error{"bad_json", "not valid JSON" + (at == "$" ? "" : " (in " + at + ")") + ": " +
-                                     plain_message(ex.what()), "$"};
+      error_ = Error{"bad_json",
+                     "not valid JSON" + (at == "$" ? "" : " (in " + at + ")") + ": " +
+                         plain_message(ex.what()),
+                     "$"};
     }
     error_.message = to_valid_utf8(error_.message);
     return false;
@@ -110,8 +118,10 @@ class LimitedDomBuilder {
   }
   bool open(json empty) {
     if (frames_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
-      error_ = Error{"too_deep", "arrays and objects nested deeper than " +
-                                     std::to_string(kMaxJsonDepth) + " levels", path()};
+      error_ = Error{
+          "too_deep",
+          "arrays and objects nested deeper than " + std::to_string(kMaxJsonDepth) + " levels",
+          path()};
       return false;
     }
     json* s = slot();
@@ -174,8 +184,9 @@ std::string to_valid_utf8(const std::string& text) {
 Expected<json> parse_json_text(const std::string& text) {
   if (text.size() > kMaxJsonTextBytes) {
     // The size itself is not quoted: the CLI stops reading one byte past the limit.
-    return Error{"too_large", "JSON text longer than the limit of " + std::to_string(kMaxJsonTextBytes) + " bytes",
-                 "$"};
+    return Error{
+        "too_large",
+        "JSON text longer than the limit of " + std::to_string(kMaxJsonTextBytes) + " bytes", "$"};
   }
   LimitedDomBuilder builder(text);
   if (!json::sax_parse(text, &builder)) return builder.error();

@@ -4,7 +4,7 @@
 // 2 GB (address space capped with ulimit -v; peak RSS shown when /usr/bin/time exists).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { corpus, asBuffer, PENDING_ON_OTHER_BRANCHES, PENDING_UNDER_SANITIZERS } from './corpus.mjs';
+import { corpus, asBuffer, PENDING_ON_OTHER_BRANCHES } from './corpus.mjs';
 
 const [bin, mode] = process.argv.slice(2);
 const large = mode === '--large';
@@ -49,7 +49,7 @@ let failed = 0, pending = 0;
 for (const c of cases) {
   const r = large ? run(c.text, LARGE_LIMIT_MS, LARGE_LIMIT_KB) : run(c.text, INVALID_LIMIT_MS * 5, LARGE_LIMIT_KB);
   const why = check(c, r);
-  const isPending = PENDING_ON_OTHER_BRANCHES.has(c.name) || (sanitized && PENDING_UNDER_SANITIZERS.has(c.name));
+  const isPending = PENDING_ON_OTHER_BRANCHES.has(c.name);
   if (large) console.log(`${c.name}: exit ${r.status ?? r.signal}, ${r.ms.toFixed(0)} ms, peak RSS ${r.rssKb ?? '?'} KB`);
   if (why && isPending) {
     pending++;

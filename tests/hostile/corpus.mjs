@@ -7,15 +7,13 @@
 export const MAX_TEXT_BYTES = 1 << 20;  // core/include/hapmoe/json_text.hpp
 export const MAX_DEPTH = 64;
 
-// Cases that fail only under ASan/UBSan (HAPMOE_SANITIZED=1) until another branch lands:
-// signed int products in core/src/stage_cost.cpp:63,68,138 (heads x head dim), owned by physics.
-export const PENDING_UNDER_SANITIZERS = new Set(['heads x kv_channels past 2^31']);
-
 // Cases whose expected result is implemented on another branch (field table and search budget);
 // the runners report them as pending while they fail, and fail if one passes (then drop it here).
 export const PENDING_ON_OTHER_BRANCHES = new Set([
   // search budget (lead) and duplicate removal in search lists (schema): minutes or out of memory here
   '31 groups', '9 GPU types', '300k duplicated search values', '1000 duplicated search values',
+  // heads x head dim bound (schema); here it plans, and wraps an int under UBSan
+  'heads x kv_channels past 2^31',
   // physical lower bounds on rates (schema)
   ...['5e-324', '1e-300', '1e-12'].flatMap((v) => ['bf16_tflops', 'hbm_gbps', 'intra_node_gbps', 'inter_node_gbps',
     'group inter_node_gbps'].map((k) => `${v} ${k}`)),
@@ -197,6 +195,11 @@ function hugeListsAndGroups() {
   out.push(invalid('plan with 10k stages', JSON.stringify({ ...base(), plan: { tp: 1, pp: 10000, dp: 1, ep: 1,
     stages: Array.from({ length: 10000 }, () => ({ gpu: 'h800-sxm', group: 0, layers: 1, recompute: 'none' })) } }), 'plan'));
   out.push(invalid('20k groups', JSON.stringify(withGroups(Array(20000).fill({ gpu: 'h100-sxm', nodes: 1 }))), 'cluster.groups'));
+  // UBSan finding: 4096 x 1048576 wrapped in 32-bit int (stage_cost.cpp attention_compute); the
+  // field table bounds heads x head dim by the largest hidden size
+  out.push(invalid('heads x kv_channels past 2^31', JSON.stringify({ ...base(), model: { preset: 'mixtral-s',
+    num_attention_heads: 4096, num_query_groups: 4096, kv_channels: 1048576, hidden_size: 65536 } }),
+  'model.num_attention_heads'));
   out.push(invalid('group without gpu', JSON.stringify(withGroups([{ nodes: 1 }])), 'cluster.groups[0].gpu'));
   out.push(invalid('empty groups', JSON.stringify(withGroups([])), 'cluster.groups'));
   out.push(invalid('1e6 nodes in one group', JSON.stringify(withGroups([{ gpu: 'h100-sxm', nodes: 1e7 }])), 'cluster.groups[0].nodes'));
@@ -214,9 +217,6 @@ function validSmall() {
     ['BOM and whitespace', null],
     ['depth at the limit in a name-free field', base()],
     ['exponent integers', JSON.parse(withRaw('training.global_batch_size', '6.4e1'))],
-    // fuzz/UBSan finding: 4096 x 1048576 wrapped in 32-bit int (stage_cost.cpp attention_compute)
-    ['heads x kv_channels past 2^31', { ...base(), model: { preset: 'mixtral-s', num_attention_heads: 4096,
-      num_query_groups: 4096, kv_channels: 1048576, hidden_size: 65536 } }],
     ['underflow to zero where zero is allowed', JSON.parse(withRaw('cluster.groups[0].gpu.reserved_memory_gib', '1e-999',
       docWithGpu()))],
   ];

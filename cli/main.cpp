@@ -11,6 +11,7 @@
 
 #include "api.hpp"
 #include "hapmoe/json_text.hpp"
+#include "hapmoe/field_schema.hpp"
 
 using nlohmann::json;
 
@@ -22,6 +23,8 @@ const char* kUsage =
     "  hapmoe evaluate FILE|- [--json]                   cost the scenario's \"plan\"\n"
     "  hapmoe validate FILE|-                            check a scenario\n"
     "  hapmoe presets [gpus|models|clusters] [--json]    list the built-in presets\n"
+    "  hapmoe schema [--json|--markdown]                 the scenario fields: type, unit, range,\n"
+    "                                                    default, help (docs/fields.md)\n"
     "  hapmoe version\n";
 
 int usage_error(const std::string& msg) {
@@ -181,18 +184,41 @@ int cmd_presets(const std::string& kind, bool as_json) {
   return 0;
 }
 
+// The field table: a readable list, --json (api::schema()) or --markdown (docs/fields.md).
+int cmd_schema(bool as_json, bool as_markdown) {
+  if (as_json && as_markdown) return usage_error("schema takes --json or --markdown, not both");
+  if (as_markdown) {
+    std::cout << hapmoe::fields_markdown();
+    return 0;
+  }
+  const json s = json::parse(hapmoe::api::schema());
+  if (as_json) {
+    std::cout << s.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto& f : s["fields"]) {
+    std::string def = f.value("default_kind", "");
+    if (f.contains("default")) def = f["default"].dump();
+    std::printf("%-48s %-12s %-10s %s\n", f["path"].get<std::string>().c_str(),
+                f["type"].get<std::string>().c_str(), f["unit"].get<std::string>().c_str(), def.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return usage_error("missing command");
   const std::string cmd = args[0];
-  bool as_json = false, timing = false;
+  bool as_json = false, timing = false, as_markdown = false;
   int top = 0;
   std::vector<std::string> pos;
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--json") {
       as_json = true;
+    } else if (args[i] == "--markdown" && cmd == "schema") {
+      as_markdown = true;
     } else if (args[i] == "--timing") {
       timing = true;
     } else if (args[i] == "--top") {
@@ -215,6 +241,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "presets") return cmd_presets(pos.empty() ? "" : pos[0], as_json);
+    if (cmd == "schema") return pos.empty() ? cmd_schema(as_json, as_markdown) : usage_error("schema takes no file");
     if (cmd != "plan" && cmd != "evaluate" && cmd != "validate") return usage_error("unknown command \"" + cmd + "\"");
     if (pos.size() != 1) return usage_error(cmd + " needs one scenario file (or - for standard input)");
     std::string text;

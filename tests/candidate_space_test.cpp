@@ -50,7 +50,7 @@ TEST_CASE("group sets and orders are enumerated up to identical groups") {
   long long order_count = 0;
   space.for_each_group_set(*shape, [&](const GroupSet& g) {
     sets.insert(g.groups);
-    space.for_each_order(*shape, g, [&](const std::vector<int>& stage_groups) {
+    space.for_each_order(*shape, g, [](auto&, auto&) { return true; }, [](auto&) {}, [&](const std::vector<int>& stage_groups) {
       orders.insert(stage_groups);
       ++order_count;
       return true;
@@ -75,7 +75,7 @@ TEST_CASE("three distinct types give every order") {
   long long full_orders = 0;
   space.for_each_group_set(shape, [&](const GroupSet& g) {
     if (g.groups.size() == 3) {
-      space.for_each_order(shape, g, [&](const std::vector<int>&) { return ++full_orders, true; });
+      space.for_each_order(shape, g, [](auto&, auto&) { return true; }, [](auto&) {}, [&](const std::vector<int>&) { return ++full_orders, true; });
     }
     return true;
   }, &pruned);

@@ -65,6 +65,13 @@ check "unknown command" 2 "unknown command" "$bin" frobnicate
 check "bad --top" 2 "--top" "$bin" plan "$repo/examples/mixtral-s-16-1.json" --top zero
 check "stdin" 0 "ok" bash -c "\"$bin\" validate - < \"$repo/examples/mixtral-s-16-1.json\""
 check "presets" 0 "mixtral-8x7b" "$bin" presets models
+check "schema" 0 "cluster.groups[].gpu.memory_gib" "$bin" schema
+check "schema json" 0 '"format": "hapmoe.schema/1"' "$bin" schema --json
+check "schema markdown" 0 "| \`training.moe_load_imbalance\` |" "$bin" schema --markdown
+check "schema both" 2 "not both" "$bin" schema --json --markdown
+check "schema file" 2 "no file" "$bin" schema x.json
+check "tiny bandwidth" 2 "cluster.groups[0].gpu.inter_node_gbps" "$bin" validate \
+  "$(scenario tiny.json "{\"model\":\"mixtral-8x7b\",\"cluster\":{\"groups\":[{\"gpu\":{\"preset\":\"h100-sxm\",\"inter_node_gbps\":5e-324},\"nodes\":1}]},$base_training}")"
 check "plan table" 0 "Megatron-LM" "$bin" plan "$repo/examples/mixtral-s-16-1.json"
 check "infeasible is success" 0 "no feasible plan" "$bin" plan \
   "$(scenario inf.json '{"model":"deepseek-v3","cluster":{"groups":[{"gpu":"h100-sxm","nodes":1}]},"training":{"global_batch_size":64,"seq_length":4096}}')"

@@ -3,14 +3,25 @@
 // formula in the header's contract.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api.hpp"
 
 #include "fixtures.hpp"
 #include "hapmoe/cost_comm.hpp"
 #include "hapmoe/cost_compute.hpp"
 #include "hapmoe/cost_memory.hpp"
 #include "hapmoe/hardware.hpp"
+#include "hapmoe/scenario_io.hpp"
 #include "hapmoe/schedule.hpp"
 
 using doctest::Approx;
@@ -33,12 +44,13 @@ hapmoe::GpuSpec round_gpu() {
   g.fp8_gemm_speedup = 1.5;
   g.attention_efficiency = 0.5;
   g.grouped_gemm_half_tokens = 100;
-  g.expert_overhead_us = 100;
-  g.fp8_expert_overhead_factor = 1.5;
-  g.layer_overhead_us = 10;
+  g.expert_host_us = 100;
+  g.layer_host_us = 10;
   g.hbm_efficiency = 0.5;
   g.intra_node_efficiency = 0.8;
   g.inter_node_efficiency = 0.9;
+  g.alltoall_intra_node_efficiency = 0.5;
+  g.alltoall_inter_node_efficiency = 0.25;
   return g;
 }
 
@@ -173,15 +185,31 @@ TEST_CASE("attention_core_fwd_flops and attention_core_time_s") {
   CHECK(hapmoe::attention_core_time_s(0, round_gpu()) == 0);
 }
 
+TEST_CASE("host_bound_time_s: host launches hidden behind a busier GPU, removed by CUDA graphs") {
+  CHECK(hapmoe::host_bound_time_s(3e-3, 1.6e-3, false) == 3e-3);    // GPU-bound: host hidden
+  CHECK(hapmoe::host_bound_time_s(0.4e-3, 1.6e-3, false) == 1.6e-3);  // host-bound
+  CHECK(hapmoe::host_bound_time_s(0.4e-3, 1.6e-3, true) == 0.4e-3);   // CUDA graphs
+}
+
+TEST_CASE("fp8_cast_bytes and moe_token_traffic_bytes") {
+  CHECK(hapmoe::fp8_cast_bytes(1000, hapmoe::Precision::kBf16) == 0);
+  CHECK(hapmoe::fp8_cast_bytes(1000, hapmoe::Precision::kFp8) == 3000);  // read 2 + write 1
+  // 10 copies of width 64, expert width 32 (SwiGLU), 5 router tokens x 8 experts:
+  // permute + un-permute 2 x 2 x 10 x 64 = 2560 elements, activation 10 x 32 x 3 = 960, both
+  // BF16: 7040 bytes; router 3 x 5 x 8 = 120 fp32 = 480 bytes. Total 7520.
+  CHECK(hapmoe::moe_token_traffic_bytes(10, 64, 32, true, 5, 8) == 7520);
+  // Without SwiGLU the activation reads fm and writes fm: 640 elements: (2560 + 640) x 2 + 480.
+  CHECK(hapmoe::moe_token_traffic_bytes(10, 64, 32, false, 5, 8) == 6880);
+}
+
 TEST_CASE("elementwise, fixed overheads, optimizer step") {
   const hapmoe::GpuSpec g = round_gpu();
   // 1e9 bytes / (1000e9 x 0.5) = 2 ms.
   CHECK(hapmoe::elementwise_time_s(1e9, g) == Approx(2e-3).epsilon(kEps));
   CHECK(hapmoe::elementwise_time_s(0, g) == 0);
-  // 16 local experts x 100 us = 1.6 ms; FP8 x 1.5 = 2.4 ms.
-  CHECK(hapmoe::expert_overhead_s(16, g, hapmoe::Precision::kBf16) == Approx(1.6e-3).epsilon(kEps));
-  CHECK(hapmoe::expert_overhead_s(16, g, hapmoe::Precision::kFp8) == Approx(2.4e-3).epsilon(kEps));
-  CHECK(hapmoe::layer_overhead_s(g) == Approx(10e-6).epsilon(kEps));
+  // Host launch time: 16 local experts x 100 us = 1.6 ms, the same in every precision.
+  CHECK(hapmoe::expert_host_launch_s(16, g) == Approx(1.6e-3).epsilon(kEps));
+  CHECK(hapmoe::layer_host_launch_s(g) == Approx(10e-6).epsilon(kEps));
   // Owned 1e6 x 36 B + local 4e6 x 6 B = 60e6 B / 5e11 B/s = 0.12 ms, + 2 ms fixed.
   CHECK(hapmoe::optimizer_step_time_s(1e6, 4e6, g) == Approx(1.2e-4 + 2e-3).epsilon(kEps));
 }
@@ -231,45 +259,74 @@ TEST_CASE("expected_distinct_nodes") {
   CHECK(hapmoe::expected_distinct_nodes(4, 8, 8, 4) == Approx(4 * 58975.0 / 65536).epsilon(kEps));
 }
 
-TEST_CASE("ep_dispatch_traffic: intra only, inter without and with node dedup") {
+TEST_CASE("expected_distinct_ranks") {
+  CHECK(hapmoe::expected_distinct_ranks(1, 8) == 1);
+  CHECK(hapmoe::expected_distinct_ranks(8, 2) == Approx(8 * 15.0 / 64).epsilon(kEps));  // 1.875
+  CHECK(hapmoe::expected_distinct_ranks(16, 2) == Approx(16 * 31.0 / 256).epsilon(kEps));
+}
+
+TEST_CASE("ep_dispatch_traffic per dispatcher") {
+  using hapmoe::Dispatcher;
   // 1000 tokens of 100 bytes, top-2: 2000 token-expert pairs, 200,000 bytes.
-  SUBCASE("EP 1: no traffic") {
-    const auto t = hapmoe::ep_dispatch_traffic(1000, 100, 2, 1, 1, false, 0, 0);
+  SUBCASE("EP 1 and allgather: no all-to-all traffic") {
+    const auto t = hapmoe::ep_dispatch_traffic(Dispatcher::kAlltoall, 1000, 100, 2, 1, 1, 0, 0);
     CHECK(t.intra_bytes == 0);
     CHECK(t.inter_bytes == 0);
+    const auto g = hapmoe::ep_dispatch_traffic(Dispatcher::kAllgather, 1000, 100, 2, 16, 8, 0, 0);
+    CHECK(g.intra_bytes + g.inter_bytes == 0);
   }
   SUBCASE("EP 8 inside one node") {
-    // 7/8 of the pairs go to other GPUs of the node: 200,000 x 7/8.
-    const auto t = hapmoe::ep_dispatch_traffic(1000, 100, 2, 8, 8, false, 0, 0);
+    // alltoall: 7/8 of the pairs go to other GPUs of the node: 200,000 x 7/8.
+    const auto t = hapmoe::ep_dispatch_traffic(Dispatcher::kAlltoall, 1000, 100, 2, 8, 8, 0, 0);
     CHECK(t.intra_bytes == Approx(175000).epsilon(kEps));
     CHECK(t.inter_bytes == 0);
-    const auto d = hapmoe::ep_dispatch_traffic(1000, 100, 2, 8, 8, true, 0, 0);  // dedup moot
-    CHECK(d.intra_bytes == Approx(175000).epsilon(kEps));
+    // flex: once per distinct rank, 1.875 ranks per token, 7/8 of them remote:
+    // 100,000 x 1.875 x 7/8 = 164,062.5.
+    const auto d = hapmoe::ep_dispatch_traffic(Dispatcher::kFlex, 1000, 100, 2, 8, 8, 0, 0);
+    CHECK(d.intra_bytes == Approx(164062.5).epsilon(kEps));
     CHECK(d.inter_bytes == 0);
   }
-  SUBCASE("EP 16 over 2 nodes, no dedup") {
+  SUBCASE("EP 16 over 2 nodes, alltoall: one copy per pair that leaves the rank") {
     // intra: 200,000 x 7/16 = 87,500; inter: 200,000 x 8/16 = 100,000.
-    const auto t = hapmoe::ep_dispatch_traffic(1000, 100, 2, 16, 8, false, 0, 0);
+    const auto t = hapmoe::ep_dispatch_traffic(Dispatcher::kAlltoall, 1000, 100, 2, 16, 8, 0, 0);
     CHECK(t.intra_bytes == Approx(87500).epsilon(kEps));
     CHECK(t.inter_bytes == Approx(100000).epsilon(kEps));
   }
-  SUBCASE("EP 16 over 2 nodes, dedup") {
+  SUBCASE("EP 16 over 2 nodes, flex: once per remote node, then once per rank") {
     // distinct nodes for top-2 of 2: 2 (1 - 1/4) = 1.5; remote share 1.5 x 1/2 = 0.75;
-    // inter: 1000 x 100 x 0.75 = 75,000 (each token crosses once per remote node);
-    // intra: 87,500 + fan-out 200,000 x 8/16 = 187,500.
-    const auto t = hapmoe::ep_dispatch_traffic(1000, 100, 2, 16, 8, true, 0, 0);
+    // inter: 100,000 x 0.75 = 75,000. Ranks hit: 16 (1 - (15/16)^2) = 1.9375; local others
+    // 100,000 x 1.9375 x 7/16 = 84,765.625; fan-out 100,000 x 1.9375 x 8/16 x 7/8 = 84,765.625.
+    const auto t = hapmoe::ep_dispatch_traffic(Dispatcher::kFlex, 1000, 100, 2, 16, 8, 0, 0);
     CHECK(t.inter_bytes == Approx(75000).epsilon(kEps));
-    CHECK(t.intra_bytes == Approx(187500).epsilon(kEps));
+    CHECK(t.intra_bytes == Approx(169531.25).epsilon(kEps));
   }
-  SUBCASE("EP 32 over 4 nodes, top-8, dedup vs not") {
-    // pairs 8000 x 100 B = 800,000. No dedup: inter 800,000 x 24/32 = 600,000.
-    // Dedup: 4 (1 - (3/4)^8) x 3/4 remote nodes per token x 100,000 B.
-    const auto t = hapmoe::ep_dispatch_traffic(1000, 100, 8, 32, 8, false, 0, 0);
+  SUBCASE("EP 32 over 4 nodes, top-8: flex sends far less across nodes") {
+    // pairs 8000 x 100 B = 800,000. alltoall: inter 800,000 x 24/32 = 600,000,
+    // intra 800,000 x 7/32 = 175,000.
+    const auto t = hapmoe::ep_dispatch_traffic(Dispatcher::kAlltoall, 1000, 100, 8, 32, 8, 0, 0);
     CHECK(t.inter_bytes == Approx(600000).epsilon(kEps));
-    const auto d = hapmoe::ep_dispatch_traffic(1000, 100, 8, 32, 8, true, 0, 0);
+    CHECK(t.intra_bytes == Approx(175000).epsilon(kEps));
+    // flex: 4 (1 - (3/4)^8) x 3/4 remote nodes per token x 100,000 B.
+    const auto d = hapmoe::ep_dispatch_traffic(Dispatcher::kFlex, 1000, 100, 8, 32, 8, 0, 0);
     CHECK(d.inter_bytes == Approx(100000 * 4 * 58975.0 / 65536 * 0.75).epsilon(kEps));
-    CHECK(d.intra_bytes == Approx(800000 * 7.0 / 32 + 600000).epsilon(kEps));
   }
+}
+
+TEST_CASE("allgather_dispatch_bytes: every rank's tokens gathered over TP x EP") {
+  CHECK(hapmoe::allgather_dispatch_bytes(100, 10, 8) == 8000);
+  CHECK(hapmoe::allgather_dispatch_bytes(100, 10, 1) == 0);
+}
+
+TEST_CASE("all-to-all links carry their own (lower) efficiency") {
+  hapmoe::NodeGroup g;
+  g.gpu = round_gpu();
+  g.inter_node_gbps = 40;
+  CHECK(hapmoe::alltoall_scale_up_link(g).bytes_per_s() == Approx(400e9 * 0.5).epsilon(kEps));
+  CHECK(hapmoe::alltoall_scale_out_link(g).bytes_per_s() == Approx(40e9 * 0.25).epsilon(kEps));
+  g.gpus_per_node = 8;
+  CHECK(hapmoe::ep_ranks_per_node(g, 8, 1) == 8);
+  CHECK(hapmoe::ep_ranks_per_node(g, 32, 1) == 8);
+  CHECK(hapmoe::ep_ranks_per_node(g, 16, 2) == 4);
 }
 
 TEST_CASE("exposed_after_overlap_s") {
@@ -438,4 +495,233 @@ TEST_CASE("pipeline_time and bubble fraction") {
     CHECK(t.iteration_s == 16.5);
     CHECK(t.bubble_fraction == 0);
   }
+}
+
+// ---------------------------------------------------------------- example plans
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Every shipped example with a plan: its own plan, or the search's two best plans.
+std::vector<std::pair<std::string, nlohmann::json>> example_plans() {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  const std::string dir = std::string(HAPMOE_SOURCE_DIR) + "/examples";
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".json") names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    const nlohmann::json doc = nlohmann::json::parse(read_text(dir + "/" + name));
+    if (doc.contains("plan")) {
+      out.emplace_back(name, doc);
+      continue;
+    }
+    const auto result = nlohmann::json::parse(hapmoe::api::plan(doc.dump()));
+    REQUIRE(result.value("ok", false));
+    for (size_t i = 0; i < std::min<size_t>(2, result["plans"].size()); ++i) {
+      nlohmann::json with_plan = doc;
+      with_plan["plan"] = result["plans"][i]["plan"];
+      out.emplace_back(name + " (searched #" + std::to_string(i + 1) + ")", with_plan);
+    }
+  }
+  return out;
+}
+
+double iteration_time_s(const nlohmann::json& doc) {
+  const auto result = nlohmann::json::parse(hapmoe::api::evaluate(doc.dump()));
+  REQUIRE_MESSAGE(result.value("ok", false), result.dump());
+  return result["plans"][0]["metrics"]["iteration_time_s"].get<double>();
+}
+
+}  // namespace
+
+TEST_CASE("FP8 is never slower than BF16 on the same plan, for every example plan") {
+  int compared = 0;
+  for (const auto& [plan_name, doc] : example_plans()) {
+    const std::string& name = plan_name;  // clang 14 cannot capture a structured binding
+    CAPTURE(name);
+    nlohmann::json bf16 = doc, fp8 = doc;
+    for (const char* k : {"fp8_recipe", "fp8_param_gather"}) bf16["training"].erase(k);
+    bf16["training"]["precision"] = "bf16";
+    fp8["training"]["precision"] = "fp8";
+    const auto r8 = nlohmann::json::parse(hapmoe::api::evaluate(fp8.dump()));
+    if (!r8.value("ok", false) && r8["error"]["code"] == "rule:fp8_needs_hardware") continue;  // a GPU without FP8
+    const double t_fp8 = iteration_time_s(fp8), t_bf16 = iteration_time_s(bf16);
+    CHECK(t_fp8 <= t_bf16);
+    ++compared;
+  }
+  CHECK(compared >= 8);
+}
+
+TEST_CASE("no communication term of an example plan implies more than its link's bandwidth") {
+  for (const auto& [plan_name, doc] : example_plans()) {
+    const std::string& name = plan_name;  // clang 14 cannot capture a structured binding
+    CAPTURE(name);
+    const auto s = hapmoe::parse_scenario(doc, hapmoe::load_builtin_presets());
+    REQUIRE(s.ok());
+    const hapmoe::PlanSpec& p = *s->plan;
+    const hapmoe::ModelSpec& m = s->model;
+    const double tokens = static_cast<double>(p.micro_batch_size) * s->training.seq_length / p.cp / p.tp;
+    const double token_bytes = 2.0 * m.hidden_size;
+    for (const auto& st : p.stages) {
+      const hapmoe::NodeGroup& g = s->cluster.groups[st.group];
+      const int ep_local = hapmoe::ep_ranks_per_node(g, p.ep, p.etp);
+      const auto traffic = hapmoe::ep_dispatch_traffic(s->training.moe_token_dispatcher_type, tokens, token_bytes,
+                                                       m.moe_router_topk, p.ep, ep_local, m.moe_router_num_groups,
+                                                       m.moe_router_group_topk);
+      const double a2a_s =
+          hapmoe::alltoall_time_s(traffic, hapmoe::alltoall_scale_up_link(g), hapmoe::alltoall_scale_out_link(g));
+      if (traffic.inter_bytes > 0) CHECK(traffic.inter_bytes / a2a_s <= g.inter_node_gbps * 1e9);
+      if (traffic.intra_bytes > 0) CHECK(traffic.intra_bytes / a2a_s <= g.gpu.intra_node_gbps * 1e9);
+      if (s->training.moe_token_dispatcher_type == hapmoe::Dispatcher::kAlltoall) {
+        // alltoall: one copy per (token, expert) pair whose expert is off the node.
+        CHECK(traffic.inter_bytes ==
+              Approx(tokens * m.moe_router_topk * token_bytes * (p.ep - ep_local) / p.ep).epsilon(1e-12));
+      }
+      // TP and DP ring collectives on the link their group spans.
+      const hapmoe::Link tp_link = hapmoe::group_link(g, p.tp);
+      const double tp_bytes = tokens * p.tp * token_bytes;
+      if (p.tp > 1) {
+        const double tp_s = hapmoe::ring_collective_time_s(tp_bytes, p.tp, tp_link);
+        CHECK(tp_bytes * (p.tp - 1) / p.tp / tp_s <= tp_link.gbps * 1e9);
+      }
+      const long long stage_gpus = static_cast<long long>(p.tp) * p.cp * p.dp;
+      const hapmoe::Link dp_link = hapmoe::group_link(g, stage_gpus);
+      const double grad_bytes = 4e9;
+      if (p.dp > 1) {
+        const double dp_s = hapmoe::ring_collective_time_s(grad_bytes, p.dp, dp_link);
+        CHECK(grad_bytes * (p.dp - 1) / p.dp / dp_s <= dp_link.gbps * 1e9);
+      }
+    }
+  }
+}
+
+TEST_CASE("fp8_recipe_for: the request if every GPU runs it, else the best shared recipe") {
+  hapmoe::GpuSpec hopper = round_gpu(), blackwell = round_gpu(), ampere = no_fp8_gpu();
+  hopper.fp8_recipes = {"tensorwise", "blockwise"};
+  blackwell.fp8_recipes = {"mxfp8", "tensorwise", "blockwise"};
+  CHECK(hapmoe::fp8_recipe_for("", {&blackwell}) == "mxfp8");
+  CHECK(hapmoe::fp8_recipe_for("", {&blackwell, &hopper}) == "tensorwise");
+  CHECK(hapmoe::fp8_recipe_for("blockwise", {&blackwell, &hopper}) == "blockwise");
+  CHECK(hapmoe::fp8_recipe_for("mxfp8", {&blackwell, &hopper}).empty());
+  CHECK(hapmoe::fp8_recipe_for("", {&hopper, &ampere}).empty());
+}
+
+TEST_CASE("GPU presets: capabilities are fields, constants carry their source") {
+  const auto catalog = hapmoe::load_builtin_presets();
+  for (auto it = catalog.gpus.begin(); it != catalog.gpus.end(); ++it) {
+    CAPTURE(it.key());
+    const auto g = hapmoe::parse_gpu(nlohmann::json(it.key()), "gpu", catalog);
+    REQUIRE(g.ok());
+    CHECK(!g->generation.empty());
+    CHECK(!g->efficiency_source.empty());
+    CHECK(g->host_link_gbps > 0);
+    CHECK(g->fp8_tflops.has_value() == !g->fp8_recipes.empty());  // FP8 rate <=> an FP8 recipe
+    // An efficiency not fitted on a calibration row of its own generation is listed as assumed.
+    if (g->generation != "hopper" && g->generation != "blackwell") {
+      CHECK(std::find(g->assumed.begin(), g->assumed.end(), "gemm_efficiency") != g->assumed.end());
+    }
+  }
+}
+
+TEST_CASE("Megatron command carries the recipe's precision, optimizer and capability settings") {
+  const std::string dir = std::string(HAPMOE_SOURCE_DIR) + "/examples/";
+  auto megatron = [](const nlohmann::json& doc) {
+    const auto r = nlohmann::json::parse(hapmoe::api::evaluate(doc.dump()));
+    REQUIRE_MESSAGE(r.value("ok", false), r.dump());
+    return r["plans"][0]["megatron"];
+  };
+  nlohmann::json c5 = nlohmann::json::parse(read_text(dir + "c5-deepseek-v3-gb200-256.json"));
+  auto m = megatron(c5);
+  const std::string args = m["args"].get<std::string>();
+  for (const char* flag : {"--fp8-format e4m3", "--fp8-recipe mxfp8", "--fp8-param-gather", "--grad-reduce-in-bf16",
+                           "--use-precision-aware-optimizer", "--main-grads-dtype bf16", "--main-params-dtype fp32",
+                           "--exp-avg-dtype bf16", "--exp-avg-sq-dtype bf16", "--cuda-graph-scope full_iteration",
+                           "--overlap-moe-expert-parallel-comm --delay-wgrad-compute"}) {
+    CAPTURE(flag);
+    CHECK(args.find(flag) != std::string::npos);
+  }
+  // TP 2 on GB200 (compute capability 10): no CUDA_DEVICE_MAX_CONNECTIONS; on H100 (9.0) it is set.
+  c5["plan"]["tp"] = 2;
+  c5["plan"]["dp"] = 32;
+  c5["plan"]["sequence_parallel"] = true;
+  CHECK_FALSE(megatron(c5)["env"].contains("CUDA_DEVICE_MAX_CONNECTIONS"));
+  const nlohmann::json c4 = nlohmann::json::parse(read_text(dir + "c4-qwen3-235b-a22b-h100-256.json"));
+  const auto m4 = megatron(c4);
+  CHECK(m4["env"]["CUDA_DEVICE_MAX_CONNECTIONS"] == "1");
+  CHECK(m4["args"].get<std::string>().find("--fp8-recipe tensorwise") != std::string::npos);
+}
+
+TEST_CASE("new training and GPU fields: bad values name the field") {
+  const std::string dir = std::string(HAPMOE_SOURCE_DIR) + "/examples/";
+  const nlohmann::json base = nlohmann::json::parse(read_text(dir + "c3-qwen3-30b-a3b-h100-16.json"));
+  auto field_of_error = [](const nlohmann::json& doc) {
+    const auto r = nlohmann::json::parse(hapmoe::api::validate(doc.dump()));
+    return r.value("ok", true) ? std::string("ok") : r["error"]["field"].get<std::string>();
+  };
+  nlohmann::json d = base;
+  d["training"]["optimizer"] = {{"main_grads_dtype", "bf16"}};
+  CHECK(field_of_error(d) == "training.optimizer.precision_aware");
+  d = base;
+  d["training"]["optimizer"] = {{"precision_aware", true}, {"exp_avg_dtype", "fp4"}};
+  CHECK(field_of_error(d) == "training.optimizer.exp_avg_dtype");
+  d = base;
+  d["training"]["fp8_recipe"] = "delayed";
+  CHECK(field_of_error(d) == "training.fp8_recipe");
+  d = base;
+  d["training"]["fp8_param_gather"] = true;
+  d["training"]["use_distributed_optimizer"] = false;
+  d["training"]["overlap_param_gather"] = false;
+  CHECK(field_of_error(d) == "training.fp8_param_gather");
+  d = base;
+  d["cluster"] = {{"groups", {{{"gpu", {{"preset", "h100-sxm"}, {"fp8_recipes", {"tensorwise", "nvfp4"}}}}, {"nodes", 2}}}}};
+  CHECK(field_of_error(d) == "cluster.groups[0].gpu.fp8_recipes[1]");
+  d["cluster"]["groups"][0]["gpu"] = {{"preset", "h100-sxm"}, {"assumed", {"gemm_eficiency"}}};
+  CHECK(field_of_error(d) == "cluster.groups[0].gpu.assumed[0]");
+}
+
+TEST_CASE("calibration rows C1-C5 within 10% with one constant set per GPU generation") {
+  // Published figures from shared/reference/calibration.md (bench/calibration prints the table).
+  struct Row { const char* file; const char* metric; double published; };
+  const Row rows[] = {{"c1-mixtral-8x7b-h100-64.json", "tflops_per_gpu", 468},
+                      {"c2-gpt-oss-120b-h100-64.json", "tokens_per_s_per_gpu", 5993},
+                      {"c3-qwen3-30b-a3b-h100-16.json", "tokens_per_s_per_gpu", 5113},
+                      {"c4-qwen3-235b-a22b-h100-256.json", "tokens_per_s_per_gpu", 1633},
+                      {"c5-deepseek-v3-gb200-256.json", "tokens_per_s_per_gpu", 3955}};
+  double worst = 0;
+  for (const Row& r : rows) {
+    CAPTURE(r.file);
+    const auto res = nlohmann::json::parse(
+        hapmoe::api::evaluate(read_text(std::string(HAPMOE_SOURCE_DIR) + "/examples/" + r.file)));
+    REQUIRE(res.value("ok", false));
+    const auto& metrics = res["plans"][0]["metrics"];
+    const double predicted = metrics[r.metric].get<double>();
+    CHECK(std::abs(predicted - r.published) <= 0.10 * r.published);
+    worst = std::max(worst, std::abs(predicted - r.published) / r.published);
+    // The result's error band is the calibration spread, and these GPUs are calibrated.
+    CHECK(metrics["iteration_time_error_fraction"].get<double>() == hapmoe::kCalibrationErrorFraction);
+    CHECK(metrics["iteration_time_error_calibrated"].get<bool>());
+    const double t = metrics["iteration_time_s"].get<double>();
+    CHECK(metrics["iteration_time_range_s"][0].get<double>() == Approx(t * (1 - hapmoe::kCalibrationErrorFraction)));
+    CHECK(metrics["iteration_time_range_s"][1].get<double>() == Approx(t * (1 + hapmoe::kCalibrationErrorFraction)));
+  }
+  // kCalibrationErrorFraction is the largest row error rounded up to the next percent.
+  CHECK(worst <= hapmoe::kCalibrationErrorFraction);
+  CHECK(hapmoe::kCalibrationErrorFraction - worst < 0.01);
+}
+
+TEST_CASE("error band: GPUs with assumed efficiency constants are flagged uncalibrated") {
+  nlohmann::json doc = nlohmann::json::parse(
+      read_text(std::string(HAPMOE_SOURCE_DIR) + "/examples/c1-mixtral-8x7b-h100-64.json"));
+  doc["cluster"] = {{"groups", {{{"gpu", "mi300x"}, {"nodes", 8}}}}};
+  const auto res = nlohmann::json::parse(hapmoe::api::evaluate(doc.dump()));
+  REQUIRE_MESSAGE(res.value("ok", false), res.dump());
+  CHECK_FALSE(res["plans"][0]["metrics"]["iteration_time_error_calibrated"].get<bool>());
 }

@@ -5,12 +5,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "hapmoe/cost_memory.hpp"
 #include "hapmoe/evaluate.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
@@ -271,4 +274,126 @@ TEST_CASE("weight bytes split: bf16 params, fp32 grads, sharded optimizer") {
   CHECK(stages[0].weights.weights_bytes == doctest::Approx(2 * params).epsilon(1e-12));
   CHECK(stages[0].weights.gradients_bytes == doctest::Approx(4 * params).epsilon(1e-12));
   CHECK(stages[0].weights.optimizer_bytes == doctest::Approx(12 * params / 2).epsilon(1e-12));
+}
+
+// ---------------------------------------------------------------- memory per precision
+
+TEST_CASE("weight_bytes per training setup (Megatron's allocation per dtype)") {
+  hapmoe::TrainingSpec t;
+  auto b = hapmoe::weight_bytes(t);  // Megatron-LM bf16 default: 2 + 4 + 12
+  CHECK(b.param == 2);
+  CHECK(b.grad == 4);
+  CHECK(b.optimizer == 12);
+  CHECK(b.fp8_weight == 0);
+  t.grad_reduce_in_bf16 = true;  // --grad-reduce-in-bf16
+  CHECK(hapmoe::weight_bytes(t).grad == 2);
+  t = {};
+  t.optimizer.precision_aware = true;  // all fp32: the same bytes as without it
+  CHECK(hapmoe::weight_bytes(t).optimizer == 12);
+  CHECK(hapmoe::weight_bytes(t).grad == 4);
+  // DeepSeek-V3 recipe (C5): fp32 master 4 + bf16 exp_avg 2 + bf16 exp_avg_sq 2; bf16 grads.
+  t.optimizer.main_grads_dtype = "bf16";
+  t.optimizer.exp_avg_dtype = "bf16";
+  t.optimizer.exp_avg_sq_dtype = "bf16";
+  CHECK(hapmoe::weight_bytes(t).optimizer == 8);
+  CHECK(hapmoe::weight_bytes(t).grad == 2);
+  t.optimizer.main_params_dtype = "fp16";
+  t.optimizer.exp_avg_dtype = "fp8";
+  t.optimizer.exp_avg_sq_dtype = "fp8";
+  CHECK(hapmoe::weight_bytes(t).optimizer == 4);  // 2 + 1 + 1
+  t = {};
+  t.precision = hapmoe::Precision::kFp8;
+  CHECK(hapmoe::weight_bytes(t).fp8_weight == 2);  // TE's row- and column-wise FP8 copies
+  CHECK_FALSE(hapmoe::weight_bytes(t).fp8_param_gather);
+  t.fp8_param_gather = true;
+  CHECK(hapmoe::weight_bytes(t).fp8_param_gather);
+}
+
+TEST_CASE("weight_memory with FP8 GEMM weights and a precision-aware optimizer") {
+  // 1e6 dense params over 4 shards, 2e6 expert params over 2; 2.5e6 of them are FP8 GEMM weights.
+  hapmoe::TrainingSpec t;
+  t.precision = hapmoe::Precision::kFp8;
+  auto w = hapmoe::weight_memory(1e6, 2e6, 4, 2, true, hapmoe::weight_bytes(t), 2.5e6);
+  CHECK(w.weights_bytes == 2 * 3e6 + 2 * 2.5e6);  // bf16 copy of all + FP8 copies = 11e6
+  CHECK(w.gradients_bytes == 12e6);
+  CHECK(w.optimizer_bytes == 15e6);
+  t.fp8_param_gather = true;  // the FP8 weights are the parameters: 0.5e6 x 2 + 2.5e6 x 2
+  w = hapmoe::weight_memory(1e6, 2e6, 4, 2, true, hapmoe::weight_bytes(t), 2.5e6);
+  CHECK(w.weights_bytes == 6e6);
+  t.optimizer.precision_aware = true;
+  t.optimizer.main_grads_dtype = "bf16";
+  t.optimizer.exp_avg_dtype = "bf16";
+  t.optimizer.exp_avg_sq_dtype = "bf16";
+  w = hapmoe::weight_memory(1e6, 2e6, 4, 2, true, hapmoe::weight_bytes(t), 2.5e6);
+  CHECK(w.gradients_bytes == 6e6);                    // 2 x 3e6
+  CHECK(w.optimizer_bytes == 8 * (1e6 / 4 + 2e6 / 2));  // 10e6
+}
+
+TEST_CASE("activations: FP8 runs save GEMM inputs as FP8") {
+  // tiny model (h 64, 4 heads of 16, 2 groups, F 128, 8 experts top-2 of width 32), 100 tokens,
+  // TP 2, no SP. BF16 values are the hand-computed ones of cost_terms_test.
+  hapmoe::ModelSpec m;
+  m.num_layers = 2; m.hidden_size = 64; m.ffn_hidden_size = 128; m.num_attention_heads = 4;
+  m.num_query_groups = 2; m.kv_channels = 16; m.vocab_size = 1000; m.swiglu = true;
+  m.num_experts = 8; m.moe_router_topk = 2; m.moe_ffn_hidden_size = 32; m.moe_layer_freq = {0, 1};
+  hapmoe::ActivationInputs in;
+  in.tokens = 100;
+  in.tp = 2;
+  in.gemm_input_bytes = hapmoe::kFp8ActivationBytes;
+  // Attention: BF16 norm input 6400 + q/k/v 100 x 128 / 2 = 6400 -> 25,600 B; FP8 norm output
+  // 6400 + core output 100 x 64 / 2 = 3200 -> 9600 B; softmax stats 800 B. BF16 run: 45,600.
+  CHECK(hapmoe::attention_activation_bytes(m, in) == 36000);
+  // Dense MLP: BF16 norm input 6400 + fc1 out 100 x 256 / 2 = 12,800 -> 38,400 B; FP8 norm
+  // output 6400 + fc2 input 6400 -> 12,800 B. BF16 run: 64,000.
+  CHECK(hapmoe::dense_mlp_activation_bytes(m, 128, in) == 51200);
+  // MoE (100 copies): BF16 norm in/out 12,800 + fc1 out 6400 + fc2 out 6400 -> 51,200 B; FP8
+  // permuted input 6400 + fc2 input 3200 -> 9600 B; router probs 3200 B. BF16 run: 73,600.
+  CHECK(hapmoe::moe_activation_bytes(m, in) == 64000);
+  in.gemm_input_bytes = hapmoe::kBf16ActivationBytes;
+  CHECK(hapmoe::attention_activation_bytes(m, in) == 45600);
+  CHECK(hapmoe::dense_mlp_activation_bytes(m, 128, in) == 64000);
+  CHECK(hapmoe::moe_activation_bytes(m, in) == 73600);
+}
+
+namespace {
+std::string read_example(const std::string& name) {
+  std::ifstream f(std::string(HAPMOE_SOURCE_DIR) + "/examples/" + name);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("published memory point: Qwen3-30B-A3B on 16 x H100, BF16, EP 16, within 10%") {
+  // Megatron-Bridge qwen3-30b-a3b verification card: under 65 GiB; 61.35 GB in a smoke run
+  // (calibration.md). Megatron-Bridge recipe: TP 1, PP 1, EP 16, bf16 gradient reduce.
+  json doc = json::parse(read_example("c3-qwen3-30b-a3b-h100-16.json"));
+  doc["training"] = {{"global_batch_size", 512}, {"seq_length", 4096}, {"precision", "bf16"},
+                     {"moe_token_dispatcher_type", "alltoall"}, {"grad_reduce_in_bf16", true}};
+  doc["plan"]["pp"] = 1;
+  doc["plan"]["vpp"] = 1;
+  doc["plan"]["dp"] = 16;
+  doc["plan"]["ep"] = 16;
+  doc["plan"]["stages"] = json::array({{{"group", 0}, {"layers", 48}, {"recompute", "none"}}});
+  const auto stages = costed_stages(doc);
+  REQUIRE(stages.size() == 1);
+  const double peak_gib = stages[0].peak_bytes() / hapmoe::kGiB;
+  const double allocated_gib = (stages[0].peak_bytes() - stages[0].reserved_bytes) / hapmoe::kGiB;
+  MESSAGE("predicted peak " << peak_gib << " GiB, allocator-visible " << allocated_gib << " GiB");
+  CHECK(std::abs(peak_gib - 61.35) <= 0.10 * 61.35);
+  CHECK(std::abs(allocated_gib - 61.35) <= 0.10 * 61.35);
+  CHECK(peak_gib < 79.65);
+}
+
+TEST_CASE("every calibration row's published configuration fits in memory") {
+  for (const char* name : {"c1-mixtral-8x7b-h100-64.json", "c2-gpt-oss-120b-h100-64.json",
+                           "c3-qwen3-30b-a3b-h100-16.json", "c4-qwen3-235b-a22b-h100-256.json",
+                           "c5-deepseek-v3-gb200-256.json"}) {
+    CAPTURE(name);
+    const auto stages = costed_stages(json::parse(read_example(name)));
+    for (size_t i = 0; i < stages.size(); ++i) {
+      CAPTURE(i);
+      CHECK(stages[i].fits());
+    }
+  }
 }

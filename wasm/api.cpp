@@ -51,6 +51,10 @@ std::string presets() {
   return guarded([] { return dump(presets_to_json(catalog())); });
 }
 
+std::string schema() {
+  return guarded([] { return dump(schema_to_json()); });
+}
+
 std::string validate(const std::string& text) {
   return guarded([&] {
     const auto s = read_scenario(text);

@@ -13,6 +13,8 @@ using ProgressFn = std::function<void(double fraction, long long evaluated)>;
 
 std::string version();
 std::string presets();
+// The scenario field table: {"format": "hapmoe.schema/1", "scenario_format", "fields": [...]}.
+std::string schema();
 std::string validate(const std::string& scenario_json);
 std::string evaluate(const std::string& scenario_json);
 // include_timing adds stats.elapsed_ms (off by default: the output is then byte-identical).

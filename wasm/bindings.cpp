@@ -17,6 +17,7 @@ std::string plan_timed(const std::string& scenario) { return hapmoe::api::plan(s
 EMSCRIPTEN_BINDINGS(hapmoe) {
   emscripten::function("version", &hapmoe::api::version);
   emscripten::function("presets", &hapmoe::api::presets);
+  emscripten::function("schema", &hapmoe::api::schema);
   emscripten::function("validate", &hapmoe::api::validate);
   emscripten::function("evaluate", &hapmoe::api::evaluate);
   emscripten::function("plan", &plan_with_progress);

@@ -1,14 +1,16 @@
 // Cluster section: preset select, a table of GPU groups (add/remove), inter-group bandwidth.
-// get() returns the preset id when unchanged, else {preset, ...changed fields}; a changed
-// group list is sent whole as "groups".
-import { makeField, readInput, writeInput, sameValue } from './fields.js';
+// Units, ranges, defaults and help come from the field schema. get() returns the preset id
+// when unchanged, else {preset, ...changed fields}; a changed group list is sent whole as
+// "groups".
+import { fieldDef, makeField, makeHelp, readInput, writeInput, sameValue } from './fields.js';
 import { createPresetSelect } from './preset-select.js';
 
-const COLUMNS = [
-  { key: 'nodes', label: 'Nodes', kind: 'int', unit: '' },
-  { key: 'gpus_per_node', label: 'GPUs / node', kind: 'int', unit: '' },
-  { key: 'inter_node_gbps', label: 'Inter-node', kind: 'num', unit: 'GB/s' },
-  { key: 'memory_gib', label: 'Memory', kind: 'num', unit: 'GiB' },
+/** Group table columns: [schema path, label]. */
+export const COLUMNS = [
+  ['cluster.groups[].nodes', 'Nodes'],
+  ['cluster.groups[].gpus_per_node', 'GPUs / node'],
+  ['cluster.groups[].inter_node_gbps', 'Inter-node'],
+  ['cluster.groups[].gpu.memory_gib', 'Memory'],
 ];
 
 function gpuTitle(id, g) {
@@ -18,18 +20,40 @@ function gpuTitle(id, g) {
     `, ${g.intra_node_gbps} GB/s scale-up, ${g.inter_node_gbps} GB/s scale-out per GPU` + (src ? `\n\nsource: ${src}` : '');
 }
 
-export function createClusterForm(presets, gpus) {
+function headerCell(def) {
+  const th = document.createElement('th');
+  th.scope = 'col';
+  th.append(def.label);
+  const help = makeHelp(def.help, def.label);
+  th.append(help.button);
+  if (def.unit) {
+    const unit = document.createElement('span');
+    unit.className = 'unit';
+    unit.textContent = def.unit;
+    th.append(unit);
+  }
+  th.append(help.note);
+  return th;
+}
+
+/** presets: cluster presets by id; gpus: GPU presets by id; schema: indexSchema() result. */
+export function createClusterForm(presets, gpus, schema) {
+  const columns = COLUMNS.map(([path, label]) => fieldDef(schema, path, label));
+  const gpuDef = fieldDef(schema, 'cluster.groups[].gpu', 'GPU');
+  // A new group starts at the smallest valid size; its node size is the GPU's usual one.
+  const minNodes = fieldDef(schema, 'cluster.groups[].nodes', '').min;
+  const defaultGpusPerNode = fieldDef(schema, 'cluster.groups[].gpu.gpus_per_node', '').default;
   const element = document.createElement('fieldset');
   element.className = 'section';
   element.innerHTML = `<legend>Cluster</legend>
-    <table class="groups"><caption>GPU groups (identical nodes)</caption><thead><tr>
-      <th scope="col">GPU</th>${COLUMNS.map((c) => `<th scope="col">${c.label}${c.unit ? ` <span class="unit">${c.unit}</span>` : ''}</th>`).join('')}<th></th>
-    </tr></thead><tbody></tbody></table>
+    <table class="groups"><caption>GPU groups (identical nodes)</caption><thead><tr></tr></thead><tbody></tbody></table>
     <button type="button" class="secondary add-group">+ Add group</button>`;
+  const headRow = element.querySelector('thead tr');
+  headRow.append(headerCell(gpuDef), ...columns.map(headerCell), document.createElement('th'));
   const picker = createPresetSelect('Preset', 'cluster', presets);
   element.querySelector('legend').after(picker.element);
   const tbody = element.querySelector('tbody');
-  const interGroup = makeField({ key: 'inter_group_gbps', label: 'Between groups', kind: 'num', unit: 'GB/s per GPU', placeholder: 'min of groups' }, 'cluster.inter_group_gbps');
+  const interGroup = makeField(fieldDef(schema, 'cluster.inter_group_gbps', 'Between groups'), 'cluster.inter_group_gbps');
   element.append(interGroup);
   const interGroupInput = interGroup.querySelector('input');
   const firstGpu = Object.keys(gpus)[0];
@@ -45,8 +69,9 @@ export function createClusterForm(presets, gpus) {
   }
 
   function onGpuChange(row) {
-    const g = gpus[row.gpu.value];
+    const g = gpus[row.gpu.value] || (!row.gpu.value ? row.custom : undefined);
     row.gpu.title = gpuTitle(row.gpu.value, g);
+    row.spec.textContent = g ? `${g.bf16_tflops ?? '?'} TFLOPS bf16 · ${g.intra_node_gbps ?? '?'} GB/s in node` : '';
     writeInput(row.inputs.memory_gib, g?.memory_gib);
     row.inputs.inter_node_gbps.placeholder = g?.inter_node_gbps != null ? String(g.inter_node_gbps) : '';
   }
@@ -58,9 +83,11 @@ export function createClusterForm(presets, gpus) {
     row.gpu = document.createElement('select');
     row.gpu.dataset.col = 'gpu';
     for (const id of Object.keys(gpus)) row.gpu.add(new Option(id, id));
-    gpuCell.append(row.gpu);
-    for (const c of COLUMNS) {
-      const input = makeField(c, '').querySelector('input');
+    row.spec = document.createElement('small');
+    row.spec.className = 'gpu-spec';
+    gpuCell.append(row.gpu, row.spec);
+    for (const c of columns) {
+      const input = makeField({ ...c, help: null }, '').querySelector('input');
       input.dataset.col = c.key;
       row.inputs[c.key] = input;
       row.insertCell().append(input);
@@ -73,12 +100,14 @@ export function createClusterForm(presets, gpus) {
     del.addEventListener('click', () => { if (tbody.rows.length > 1) { row.remove(); renumber(); } });
     row.insertCell().append(del);
     const gpu = typeof group.gpu === 'object' && group.gpu ? group.gpu : { preset: group.gpu ?? firstGpu };
-    row.gpu.value = gpus[gpu.preset] ? gpu.preset : firstGpu;
+    // A custom GPU (no preset, or a preset with changed specs) from a link or file is kept as given.
+    if (!gpus[gpu.preset] || Object.keys(gpu).some((k) => k !== 'preset' && k !== 'memory_gib')) { row.custom = gpu; row.gpu.add(new Option(`custom: ${gpu.name || 'GPU'}`, '')); }
+    row.gpu.value = row.custom ? '' : gpu.preset;
     row.gpu.addEventListener('change', () => onGpuChange(row));
     onGpuChange(row);
     if (gpu.memory_gib != null) writeInput(row.inputs.memory_gib, gpu.memory_gib);
-    writeInput(row.inputs.nodes, group.nodes ?? 1);
-    writeInput(row.inputs.gpus_per_node, group.gpus_per_node ?? gpus[row.gpu.value]?.gpus_per_node ?? 8);
+    writeInput(row.inputs.nodes, group.nodes ?? minNodes);
+    writeInput(row.inputs.gpus_per_node, group.gpus_per_node ?? gpus[row.gpu.value]?.gpus_per_node ?? defaultGpusPerNode);
     writeInput(row.inputs.inter_node_gbps, group.inter_node_gbps);
     renumber();
   }
@@ -87,7 +116,8 @@ export function createClusterForm(presets, gpus) {
     return [...tbody.rows].map((row) => {
       const id = row.gpu.value;
       const mem = readInput(row.inputs.memory_gib);
-      const out = { gpu: mem == null || mem === gpus[id]?.memory_gib ? id : { preset: id, memory_gib: mem } };
+      const out = { gpu: !id && row.custom ? { ...row.custom, ...(mem == null ? {} : { memory_gib: mem }) }
+        : mem == null || mem === gpus[id]?.memory_gib ? id : { preset: id, memory_gib: mem } };
       out.nodes = readInput(row.inputs.nodes);
       out.gpus_per_node = readInput(row.inputs.gpus_per_node);
       const bw = readInput(row.inputs.inter_node_gbps);
@@ -110,7 +140,7 @@ export function createClusterForm(presets, gpus) {
   element.querySelector('.add-group').addEventListener('click', () => {
     const last = readGroups().at(-1) || {};
     const gpu = typeof last.gpu === 'string' ? last.gpu : last.gpu?.preset ?? firstGpu;
-    addRow({ gpu, nodes: 1, gpus_per_node: gpus[gpu]?.gpus_per_node ?? last.gpus_per_node ?? 8 });
+    addRow({ gpu, nodes: minNodes, gpus_per_node: gpus[gpu]?.gpus_per_node ?? last.gpus_per_node ?? defaultGpusPerNode });
   });
   picker.onChange((pid) => { if (pid) fill(presets[pid]); });
 

@@ -29,8 +29,9 @@ export function findFieldInput(root, path) {
   return null;
 }
 
-/** Marks the input for `path` invalid with message; returns false if no input matches. */
-export function markFieldError(root, path, message) {
+/** Marks the input for `path` invalid with message; returns false if no input matches.
+ * focus: also scroll to the input and focus it (not during live re-plans, so typing is not interrupted). */
+export function markFieldError(root, path, message, { focus = true } = {}) {
   const input = findFieldInput(root, path);
   if (!input) return false;
   input.classList.add('invalid');
@@ -56,8 +57,10 @@ export function markFieldError(root, path, message) {
     row.after(errRow);
   } else input.insertAdjacentElement('afterend', note);
   for (let d = input.closest('details'); d; d = d.parentElement?.closest('details')) d.open = true;
-  input.scrollIntoView({ block: 'center', behavior: 'instant' });
-  input.focus({ preventScroll: true });
+  if (focus) {
+    input.scrollIntoView({ block: 'center', behavior: 'instant' });
+    input.focus({ preventScroll: true });
+  }
   return true;
 }
 

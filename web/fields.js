@@ -1,104 +1,154 @@
-// Field definitions and one input builder/reader/writer for every kind of form field.
-// A field def: {key, label, kind: 'int'|'num'|'bool'|'text'|'json'|'list'|'select', unit?,
-// options?, step?, placeholder?, hint?}. Empty inputs read as null ("unset").
+// Form fields from the core's field table (wasm schema(), the same table the parser validates
+// with): kind, unit, range, default, allowed values and help text come from there; this module
+// adds only presentation (which fields, in what order, with what label). Also one input
+// builder/reader/writer for every kind of field. Empty inputs read as null ("unset").
 
+/** Model fields shown, by group: [key under "model.", label]. */
 export const MODEL_GROUPS = [
   { title: 'Shape', fields: [
-    { key: 'name', label: 'Name', kind: 'text' },
-    { key: 'num_layers', label: 'Layers', kind: 'int', unit: 'layers' },
-    { key: 'hidden_size', label: 'Hidden size', kind: 'int', unit: 'dims' },
-    { key: 'ffn_hidden_size', label: 'Dense FFN size', kind: 'int', unit: 'dims' },
-    { key: 'num_attention_heads', label: 'Attention heads', kind: 'int', unit: 'heads' },
-    { key: 'num_query_groups', label: 'Query groups (GQA)', kind: 'int', unit: 'groups' },
-    { key: 'kv_channels', label: 'Head dim (kv_channels)', kind: 'int', unit: 'dims', placeholder: 'hidden / heads' },
-    { key: 'vocab_size', label: 'Vocabulary', kind: 'int', unit: 'tokens' },
-    { key: 'swiglu', label: 'SwiGLU (gated MLP)', kind: 'bool' },
-    { key: 'untie_embeddings_and_output_weights', label: 'Untied embeddings', kind: 'bool' },
-    { key: 'mtp_num_layers', label: 'MTP layers', kind: 'int', unit: 'layers', placeholder: '0' },
+    ['name', 'Name'], ['num_layers', 'Layers'], ['hidden_size', 'Hidden size'],
+    ['ffn_hidden_size', 'Dense FFN size'], ['num_attention_heads', 'Attention heads'],
+    ['num_query_groups', 'Query groups (GQA)'], ['kv_channels', 'Head dim (kv_channels)'],
+    ['vocab_size', 'Vocabulary'], ['swiglu', 'SwiGLU (gated MLP)'],
+    ['untie_embeddings_and_output_weights', 'Untied embeddings'], ['mtp_num_layers', 'MTP layers'],
   ] },
   { title: 'Mixture of experts', fields: [
-    { key: 'num_experts', label: 'Routed experts', kind: 'int', unit: 'experts' },
-    { key: 'moe_router_topk', label: 'Router top-k', kind: 'int', unit: 'experts' },
-    { key: 'moe_ffn_hidden_size', label: 'Expert FFN size', kind: 'int', unit: 'dims' },
-    { key: 'moe_shared_expert_intermediate_size', label: 'Shared expert size', kind: 'int', unit: 'dims', placeholder: '0 = none' },
-    { key: 'moe_layer_freq', label: 'MoE layer freq', kind: 'json', unit: '1 or [0,1,…]' },
-    { key: 'moe_router_num_groups', label: 'Router groups', kind: 'int', unit: 'groups', placeholder: 'none' },
-    { key: 'moe_router_group_topk', label: 'Groups per token', kind: 'int', unit: 'groups', placeholder: 'none' },
+    ['num_experts', 'Routed experts'], ['moe_router_topk', 'Router top-k'],
+    ['moe_ffn_hidden_size', 'Expert FFN size'], ['moe_shared_expert_intermediate_size', 'Shared expert size'],
+    ['moe_layer_freq', 'MoE layer freq'], ['moe_router_num_groups', 'Router groups'],
+    ['moe_router_group_topk', 'Groups per token'],
   ] },
   { title: 'Attention variants', fields: [
-    { key: 'multi_latent_attention', label: 'Multi-latent attention', kind: 'bool' },
-    { key: 'q_lora_rank', label: 'MLA q LoRA rank', kind: 'int', unit: 'dims', placeholder: 'none' },
-    { key: 'kv_lora_rank', label: 'MLA kv LoRA rank', kind: 'int', unit: 'dims' },
-    { key: 'qk_head_dim', label: 'MLA qk head dim', kind: 'int', unit: 'dims' },
-    { key: 'qk_pos_emb_head_dim', label: 'MLA rope head dim', kind: 'int', unit: 'dims' },
-    { key: 'v_head_dim', label: 'MLA v head dim', kind: 'int', unit: 'dims' },
-    { key: 'window_size', label: 'Sliding window', kind: 'int', unit: 'tokens', placeholder: 'full attention' },
-    { key: 'window_attn_skip_freq', label: 'Full attention every', kind: 'int', unit: 'layers', placeholder: 'none' },
+    ['multi_latent_attention', 'Multi-latent attention'], ['q_lora_rank', 'MLA q LoRA rank'],
+    ['kv_lora_rank', 'MLA kv LoRA rank'], ['qk_head_dim', 'MLA qk head dim'],
+    ['qk_pos_emb_head_dim', 'MLA rope head dim'], ['v_head_dim', 'MLA v head dim'],
+    ['window_size', 'Sliding window'], ['window_attn_skip_freq', 'Full attention every'],
   ] },
 ];
 
 /** Keys in presets that describe the preset itself, not the spec (never shown or sent). */
 export const META_KEYS = new Set(['source', 'sources', 'notes', 'verified', 'description']);
 
-export const TRAINING_FIELDS = [
-  { key: 'global_batch_size', label: 'Global batch', kind: 'int', unit: 'sequences' },
-  { key: 'seq_length', label: 'Sequence length', kind: 'int', unit: 'tokens' },
-  { key: 'precision', label: 'Precision', kind: 'select', options: ['bf16', 'fp8'] },
-  { key: 'moe_load_imbalance', label: 'MoE load imbalance', kind: 'num', unit: 'max/mean', step: 0.05 },
+/** Training fields shown up front, then under "More training options". */
+export const TRAINING_MAIN = [
+  ['global_batch_size', 'Global batch'], ['seq_length', 'Sequence length'],
+  ['precision', 'Precision'], ['moe_load_imbalance', 'MoE load imbalance', { step: 0.05 }],
+];
+export const TRAINING_MORE = [
+  ['use_distributed_optimizer', 'Distributed optimizer'], ['moe_token_dispatcher_type', 'Token dispatcher'],
+  ['overlap_grad_reduce', 'Overlap grad reduce'], ['overlap_param_gather', 'Overlap param gather'],
+  ['overlap_moe_expert_parallel_comm', 'Overlap EP communication'],
 ];
 
-/** Optional training fields with the defaults the core assumes (sent only when changed). */
-export const TRAINING_ADVANCED = [
-  { key: 'use_distributed_optimizer', label: 'Distributed optimizer', kind: 'bool', default: true },
-  { key: 'moe_token_dispatcher_type', label: 'Token dispatcher', kind: 'select', options: ['alltoall', 'allgather', 'flex'], default: 'alltoall' },
-  { key: 'overlap_grad_reduce', label: 'Overlap grad reduce', kind: 'bool', default: true },
-  { key: 'overlap_param_gather', label: 'Overlap param gather', kind: 'bool', default: true },
+/** Search constraints: [key under "search.", label]. */
+export const SEARCH_MAIN = [
+  ['tp', 'TP'], ['pp', 'PP'], ['ep', 'EP'], ['etp', 'ETP'], ['cp', 'CP'], ['vpp', 'VPP'],
+  ['micro_batch_size', 'Micro-batch'],
 ];
+export const SEARCH_MORE = [['mode', 'Mode'], ['top_k', 'Plans to keep']];
 
-export const SEARCH_FIELDS = [
-  { key: 'tp', label: 'TP', kind: 'list', unit: 'ways' },
-  { key: 'pp', label: 'PP', kind: 'list', unit: 'stages' },
-  { key: 'ep', label: 'EP', kind: 'list', unit: 'ways' },
-  { key: 'etp', label: 'ETP', kind: 'list', unit: 'ways' },
-  { key: 'cp', label: 'CP', kind: 'list', unit: 'ways' },
-  { key: 'vpp', label: 'VPP', kind: 'list', unit: 'chunks' },
-  { key: 'micro_batch_size', label: 'Micro-batch', kind: 'list', unit: 'sequences' },
-];
+const KIND = {
+  int: 'int', number: 'num', bool: 'bool', string: 'text', enum: 'select', int_choices: 'list',
+  enum_choices: 'checks', layer_freq: 'json', layer_split: 'list', spec: 'json',
+};
+
+/** Index of the schema's fields by path pattern ("cluster.groups[].gpu.memory_gib"). */
+export function indexSchema(schema) {
+  if (!schema || !Array.isArray(schema.fields)) throw new Error('the planner module returned no field schema');
+  return new Map(schema.fields.map((f) => [f.path, f]));
+}
+
+/**
+ * The form definition of the schema field at `path`: {key, path, label, kind, unit, min, max,
+ * options, default (only for fixed defaults), required, placeholder, help} plus `extra`.
+ */
+export function fieldDef(index, path, label, extra = {}) {
+  const row = index.get(path);
+  if (!row) throw new Error(`the field schema has no "${path}"`);
+  const fixed = row.default_kind === 'value';
+  return {
+    key: path.slice(path.lastIndexOf('.') + 1), path, label, kind: KIND[row.type] || 'json',
+    unit: row.unit || '', min: row.min, max: row.max, options: row.allowed,
+    default: fixed ? row.default : undefined, required: row.default_kind === 'required',
+    placeholder: fixed ? undefined : row.default_text, help: row.help, ...extra,
+  };
+}
+
+/** fieldDef for each [key, label, extra?] under prefix ("training", "model", ...). */
+export function fieldDefs(index, prefix, entries) {
+  return entries.map(([key, label, extra]) => fieldDef(index, `${prefix}.${key}`, label, extra));
+}
 
 let uid = 0;
+
+/** A "?" button that shows and hides the help text (keyboard and touch, not only hover). */
+export function makeHelp(text, topic) {
+  const id = `help-${++uid}`;
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = 'help-toggle';
+  button.textContent = '?';
+  button.setAttribute('aria-label', `About ${topic}`);
+  button.setAttribute('aria-expanded', 'false');
+  button.setAttribute('aria-controls', id);
+  const note = document.createElement('p');
+  note.className = 'help-text';
+  note.id = id;
+  note.hidden = true;
+  note.textContent = text;
+  button.addEventListener('click', () => {
+    note.hidden = !note.hidden;
+    button.setAttribute('aria-expanded', String(!note.hidden));
+  });
+  return { button, note };
+}
+
+function makeInput(def) {
+  if (def.kind === 'select') {
+    const select = document.createElement('select');
+    for (const o of def.options || []) select.add(new Option(o, o));
+    return select;
+  }
+  const input = document.createElement('input');
+  input.type = { int: 'number', num: 'number', bool: 'checkbox' }[def.kind] || 'text';
+  if (def.kind === 'int') input.step = '1';
+  if (def.kind === 'num') input.step = String(def.step ?? 'any');
+  if ((def.kind === 'int' || def.kind === 'num') && def.min != null) { input.min = String(def.min); input.max = String(def.max); }
+  if (def.kind === 'list') input.inputMode = 'numeric';
+  if (def.placeholder) input.placeholder = def.placeholder;
+  if (def.required) input.setAttribute('aria-required', 'true');
+  return input;
+}
 
 /** Builds a labelled input for def; its data-field is `path`. Returns the wrapper element. */
 export function makeField(def, path) {
   const id = `in-${++uid}`;
   const wrap = document.createElement('div');
   wrap.className = `field field-${def.kind}`;
-  let input;
-  if (def.kind === 'select') {
-    input = document.createElement('select');
-    for (const o of def.options) input.add(new Option(o, o));
-  } else {
-    input = document.createElement('input');
-    input.type = { int: 'number', num: 'number', bool: 'checkbox' }[def.kind] || 'text';
-    if (def.kind === 'int') input.step = '1';
-    if (def.kind === 'num') input.step = String(def.step ?? 'any');
-    if (def.kind === 'list') { input.placeholder = 'auto'; input.inputMode = 'numeric'; }
-    if (def.placeholder) input.placeholder = def.placeholder;
-  }
+  const input = makeInput(def);
   input.id = id;
   input.name = path;
   input.dataset.field = path;
   input.dataset.kind = def.kind;
+  const head = document.createElement('div');
+  head.className = 'field-label';
   const label = document.createElement('label');
   label.htmlFor = id;
   label.textContent = def.label;
-  if (def.hint) label.title = def.hint;
-  wrap.append(label, input);
+  head.append(label);
+  const help = def.help ? makeHelp(def.help, def.label) : null;
+  if (help) {
+    head.append(help.button);
+    input.setAttribute('aria-describedby', help.note.id);
+  }
+  wrap.append(head, input);
   if (def.unit) {
     const unit = document.createElement('span');
     unit.className = 'unit';
     unit.textContent = def.unit;
     wrap.append(unit);
   }
+  if (help) wrap.append(help.note);
   return wrap;
 }
 

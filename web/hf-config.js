@@ -3,10 +3,22 @@
 
 const first = (cfg, ...keys) => { for (const k of keys) if (cfg[k] != null) return cfg[k]; return undefined; };
 
+/** Limits on the sizes a config may claim, checked before anything is built from them. */
+export const HF_LIMITS = { num_hidden_layers: 10000, first_k_dense_replace: 10000, num_local_experts: 65536, n_routed_experts: 65536, num_experts: 65536 };
+
+function checkLimits(c) {
+  for (const [key, max] of Object.entries(HF_LIMITS)) {
+    const v = c[key];
+    if (v == null) continue;
+    if (!Number.isInteger(v) || v < 0 || v > max) throw new Error(`${key} must be an integer from 0 to ${max} (got ${String(v).slice(0, 40)})`);
+  }
+}
+
 /** Maps a parsed HF config object to a ModelSpec object (throws on a non-object). */
 export function modelSpecFromHfConfig(cfg) {
   if (!cfg || typeof cfg !== 'object' || Array.isArray(cfg)) throw new Error('config.json must be a JSON object');
   const c = cfg.text_config && !cfg.num_hidden_layers ? cfg.text_config : cfg;
+  checkLimits(c);
   const layers = c.num_hidden_layers;
   const experts = first(c, 'num_local_experts', 'n_routed_experts', 'num_experts') ?? 0;
   const spec = {

@@ -16,7 +16,7 @@ export const MEMORY_PARTS = [
  * Bars are horizontal so many stages stay readable.
  */
 export function memoryChartSvg(stages, capacities, { width = 640 } = {}) {
-  const rowH = 22, gap = 8, left = 110, right = 20, top = 34, bottom = 34;
+  const rowH = 22, gap = 8, left = 120, right = 44, top = 34, bottom = 34;
   const n = stages.length;
   const height = top + n * (rowH + gap) - gap + bottom;
   const totals = stages.map((s) => MEMORY_PARTS.reduce((a, p) => a + (Number(s[p.key]) || 0), 0));
@@ -33,7 +33,7 @@ export function memoryChartSvg(stages, capacities, { width = 640 } = {}) {
   stages.forEach((s, i) => {
     const y = top + i * (rowH + gap);
     let acc = 0;
-    out += `<text x="${left - 8}" y="${y + rowH / 2 + 4}" text-anchor="end" class="label">${esc(`S${i} ${s.gpu ?? ''}`)}</text>`;
+    out += `<text x="${left - 8}" y="${y + rowH / 2 + 4}" text-anchor="end" class="label">${stageLabel(i, s.gpu)}</text>`;
     for (const p of MEMORY_PARTS) {
       const v = Number(s[p.key]) || 0;
       if (v > 0) {
@@ -44,7 +44,7 @@ export function memoryChartSvg(stages, capacities, { width = 640 } = {}) {
     }
     const cap = capacities[i];
     if (Number.isFinite(cap)) {
-      out += `<line x1="${x(cap)}" x2="${x(cap)}" y1="${y - 3}" y2="${y + rowH + 3}" class="capacity"><title>Capacity ${fixed(cap, 1)} GiB</title></line>`;
+      out += `<line x1="${x(cap)}" x2="${x(cap)}" y1="${y - 3}" y2="${y + rowH + 3}" class="capacity"><title>Capacity ${fixed(cap, 2)} GiB</title></line>`;
     }
     out += `<text x="${x(acc) + 4}" y="${y + rowH / 2 + 4}" class="value">${fixed(acc, 1)}</text>`;
   });
@@ -66,4 +66,12 @@ export function niceStep(raw) {
   const p = 10 ** Math.floor(Math.log10(raw || 1));
   const m = raw / p;
   return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+/** Stage label markup that fits the 120 px label column: "S3 ascend-910b", cut with an ellipsis
+ * (the full text stays in a tooltip). */
+export function stageLabel(i, gpu) {
+  const full = `S${i} ${gpu ?? ''}`.trim();
+  const short = full.length > 17 ? `${full.slice(0, 16)}…` : full;
+  return `${esc(short)}<title>${esc(full)}</title>`;
 }

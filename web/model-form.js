@@ -1,17 +1,19 @@
-// Model section: preset select plus every ModelSpec field. get() returns the preset id when
-// nothing was changed, else {preset, ...changed fields}; a custom spec is sent in full.
-import { MODEL_GROUPS, META_KEYS, makeField, readInput, writeInput, sameValue } from './fields.js';
+// Model section: preset select plus every ModelSpec field (kinds, units, ranges, defaults and
+// help from the field schema). get() returns the preset id when nothing was changed, else
+// {preset, ...changed fields}; a custom spec is sent in full.
+import { MODEL_GROUPS, META_KEYS, fieldDefs, makeField, readInput, writeInput, sameValue } from './fields.js';
 import { createPresetSelect } from './preset-select.js';
 import { modelSpecFromHfConfig } from './hf-config.js';
 
-const KNOWN = new Set(MODEL_GROUPS.flatMap((g) => g.fields.map((f) => f.key)));
+const KNOWN = new Set(MODEL_GROUPS.flatMap((g) => g.fields.map(([key]) => key)));
 
 function guessDef(key, value) {
   const kind = typeof value === 'boolean' ? 'bool' : Number.isInteger(value) ? 'int' : typeof value === 'number' ? 'num' : typeof value === 'string' ? 'text' : 'json';
   return { key, label: key, kind };
 }
 
-export function createModelForm(presets) {
+/** presets: model presets by id; schema: indexSchema() of the core's field schema. */
+export function createModelForm(presets, schema) {
   const element = document.createElement('fieldset');
   element.className = 'section';
   element.innerHTML = '<legend>Model</legend>';
@@ -20,6 +22,7 @@ export function createModelForm(presets) {
   details.innerHTML = '<summary>Model fields</summary>';
   const extraBox = document.createElement('div');
   const inputs = new Map(); // key -> input
+  const defaults = new Map(); // key -> the schema's fixed default (absent when none)
 
   const addGroup = (parent, title, defs) => {
     const box = document.createElement('div');
@@ -32,7 +35,11 @@ export function createModelForm(presets) {
     }
     parent.append(box);
   };
-  for (const g of MODEL_GROUPS) addGroup(details, g.title, g.fields);
+  for (const g of MODEL_GROUPS) {
+    const defs = fieldDefs(schema, 'model', g.fields);
+    for (const d of defs) if (d.default !== undefined) defaults.set(d.key, d.default);
+    addGroup(details, g.title, defs);
+  }
   details.append(extraBox);
   const importer = document.createElement('div');
   importer.className = 'hf-import';
@@ -54,7 +61,7 @@ export function createModelForm(presets) {
   /** Fills the inputs from a preset spec plus overrides, remembering the preset's readback. */
   function fill(base, overrides = {}) {
     renderExtras({ ...base, ...overrides });
-    for (const [key, input] of inputs) writeInput(input, base[key]);
+    for (const [key, input] of inputs) writeInput(input, base[key] ?? defaults.get(key));
     baseRead = current();
     for (const [key, value] of Object.entries(overrides)) if (inputs.has(key)) writeInput(inputs.get(key), value);
   }

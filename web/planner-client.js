@@ -1,16 +1,37 @@
 // Promise API over the planner worker. Each call sends one JSON scenario string and
 // resolves with the parsed JSON answer. cancel() terminates the worker (the only way to
 // stop a synchronous wasm search), rejects what was pending, and starts a fresh worker.
+// A call that outlives its time budget, and any crash of the module (abort, bad_alloc,
+// RangeError, trap), also replace the worker, so a broken or endless module never answers again.
 
 export class CancelledError extends Error {
   constructor() { super('cancelled'); this.name = 'CancelledError'; }
 }
 
+/** The planner stopped abnormally (crash or time budget); the worker has been replaced. */
+export class PlannerFailure extends Error {
+  constructor(message) { super(message); this.name = 'PlannerFailure'; }
+}
+
+/** Default longest a single call may run, in milliseconds. */
+export const DEFAULT_BUDGET_MS = 60_000;
+
+/** A sentence saying what a worker error means (kind is the error's constructor name). */
+export function describeCrash(kind, message) {
+  const text = String(message || '');
+  if (/bad_alloc|out of memory|Cannot enlarge memory|OOM|allocation failed/i.test(text)) {
+    return `The planner ran out of memory (${text.slice(0, 120)}). The scenario is too large for the browser; the planner was restarted.`;
+  }
+  if (kind === 'RangeError') return `The planner hit a browser limit (RangeError: ${text.slice(0, 120)}); the planner was restarted.`;
+  return `The planner stopped with an internal error (${kind || 'Error'}: ${text.slice(0, 160)}); the planner was restarted.`;
+}
+
 export class PlannerClient {
-  constructor(workerUrl = 'worker.js') {
+  constructor(workerUrl = 'worker.js', { budgetMs = DEFAULT_BUDGET_MS } = {}) {
     this.workerUrl = workerUrl;
+    this.budgetMs = budgetMs;
     this.nextId = 1;
-    this.pending = new Map(); // id -> {resolve, reject, onProgress}
+    this.pending = new Map(); // id -> {resolve, reject, onProgress, timer}
     this.#start();
   }
 
@@ -19,45 +40,65 @@ export class PlannerClient {
     this.worker.onmessage = (e) => this.#onMessage(e.data);
     this.worker.onerror = (e) => {
       e.preventDefault();
-      this.#rejectAll(new Error(`planner worker failed: ${e.message || 'could not load hapmoe.js'}`));
-      this.worker.terminate();
-      this.#start();
+      this.#replace(new PlannerFailure(`The planner worker failed: ${e.message || 'could not load hapmoe.js'}; it was restarted.`));
     };
   }
 
-  #onMessage({ id, type, json, message, fraction, evaluated }) {
+  #replace(err) {
+    this.worker.terminate();
+    this.#rejectAll(err);
+    this.#start();
+  }
+
+  #onMessage({ id, type, json, message, kind, fatal, fraction, evaluated }) {
     const p = this.pending.get(id);
     if (!p) return;
     if (type === 'progress') { p.onProgress?.(fraction, evaluated); return; }
-    this.pending.delete(id);
+    if (type === 'error' && fatal) { this.#replace(new PlannerFailure(describeCrash(kind, message))); return; }
+    this.#settle(id);
     if (type === 'error') { p.reject(new Error(message)); return; }
     try { p.resolve(JSON.parse(json)); } catch (err) { p.reject(new Error(`bad JSON from planner: ${err.message}`)); }
   }
 
+  #settle(id) {
+    clearTimeout(this.pending.get(id)?.timer);
+    this.pending.delete(id);
+  }
+
   #rejectAll(err) {
-    for (const p of this.pending.values()) p.reject(err);
+    for (const p of this.pending.values()) { clearTimeout(p.timer); p.reject(err); }
     this.pending.clear();
   }
 
-  /** Calls method ('version'|'presets'|'validate'|'evaluate'|'plan') with a scenario object. */
+  /** Calls method ('version'|'presets'|'schema'|'validate'|'evaluate'|'plan') with a scenario object. */
   call(method, scenario = null, onProgress = null) {
     const id = this.nextId++;
     const payload = scenario == null ? '' : JSON.stringify(scenario);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onProgress });
+      const timer = setTimeout(() => {
+        if (!this.pending.has(id)) return;
+        const secs = Math.round(this.budgetMs / 100) / 10;
+        this.#replace(new PlannerFailure(`The search was stopped after ${secs} s, its time budget in this page. ` +
+          'Narrow the search (fix TP, PP, EP, VPP or micro-batch under Constraints) or use the command-line planner.'));
+      }, this.budgetMs);
+      this.pending.set(id, { resolve, reject, onProgress, timer });
       this.worker.postMessage({ id, method, scenario: payload });
     });
   }
 
   version() { return this.call('version'); }
   presets() { return this.call('presets'); }
+  schema() { return this.call('schema'); }
   validate(scenario) { return this.call('validate', scenario); }
   plan(scenario, onProgress) { return this.call('plan', scenario, onProgress); }
 
+  /** Replaces the worker with a fresh one (after the module reported an internal failure). */
+  restart() {
+    this.#replace(new PlannerFailure('The planner was restarted.'));
+  }
+
   /** Stops whatever is running; pending calls reject with CancelledError. */
   cancel() {
-    this.worker.terminate();
-    this.#rejectAll(new CancelledError());
-    this.#start();
+    this.#replace(new CancelledError());
   }
 }

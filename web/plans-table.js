@@ -1,84 +1,174 @@
-// Ranked plans table: sortable columns, click (or Enter) on a row selects a plan.
-// Also renders the baselines summary. Input is the core's result object.
+// Ranked plans table: sortable columns (each with a help button), click (or Enter) on a row
+// selects a plan, a tick box per row picks plans to compare, and an option lists only plans with
+// distinct meshes. Also renders the baselines summary. Input is the core's result object.
 import { esc, fixed, int, percent, maxOf } from './format.js';
+import { helpButton, wireHelp } from './column-help.js';
 
 const baseTime = (result, name) => result.baselines?.[name]?.metrics?.iteration_time_s;
 const speedup = (t, p) => (Number.isFinite(t) && p.metrics.iteration_time_s > 0 ? t / p.metrics.iteration_time_s : NaN);
 const split = (p) => (p.plan.stages || []).map((s) => s.layers).join('/');
+
+/** Share of capacity used above which a plan is flagged as too tight to trust. */
+export const TIGHT_FRACTION = 0.95;
+
+/** Smallest free GiB over the stages (capacity - peak), and the largest used fraction. */
+export function memoryHeadroom(metrics) {
+  const peak = metrics?.peak_memory_gib || [], cap = metrics?.memory_capacity_gib || [];
+  let freeGib = Infinity, usedFraction = 0;
+  peak.forEach((used, i) => {
+    if (!Number.isFinite(used) || !(cap[i] > 0)) return;
+    freeGib = Math.min(freeGib, cap[i] - used);
+    usedFraction = Math.max(usedFraction, used / cap[i]);
+  });
+  return Number.isFinite(freeGib) ? { freeGib, usedFraction, tight: usedFraction > TIGHT_FRACTION } : { freeGib: NaN, usedFraction: NaN, tight: false };
+}
+
+/** Mesh key: plans with the same key differ only in layer split, micro-batch, recompute or VPP. */
+export const meshKey = (p) => ['tp', 'cp', 'pp', 'dp', 'ep', 'etp'].map((k) => p.plan[k]).join('-');
+
+/** Short plan label, e.g. "TP2 CP1 PP4 DP2 EP8 ETP1 VPP2, mbs 1". */
+export function planLabel(plan) {
+  return `TP${plan.tp} CP${plan.cp ?? 1} PP${plan.pp} DP${plan.dp} EP${plan.ep} ETP${plan.etp ?? 1}` +
+    `${plan.vpp > 1 ? ` VPP${plan.vpp}` : ''}, mbs ${plan.micro_batch_size}`;
+}
 
 /** Column defs: key, header, unit, value(plan, result), text(value). */
 export const COLUMNS = [
   { key: 'rank', header: '#', value: (p) => p.rank, text: String },
   ...['tp', 'cp', 'pp', 'dp', 'ep', 'etp', 'vpp'].map((k) => ({ key: k, header: k.toUpperCase(), value: (p) => p.plan[k], text: String })),
   { key: 'mbs', header: 'mbs', value: (p) => p.plan.micro_batch_size, text: String },
-  { key: 'split', header: 'Layers', title: 'Layers per pipeline stage', value: split, text: String },
+  { key: 'split', header: 'Layers', value: split, text: String },
   { key: 'time', header: 'Iteration', unit: 's', value: (p) => p.metrics.iteration_time_s, text: (v) => fixed(v, 3) },
-  { key: 'tps', header: 'Throughput', unit: 'tokens/s', value: (p) => p.metrics.tokens_per_s, text: int },
+  { key: 'tps', header: 'Tokens', unit: 'per s', value: (p) => p.metrics.tokens_per_s, text: int },
   { key: 'tflops', header: 'Per GPU', unit: 'TFLOPS', value: (p) => p.metrics.tflops_per_gpu, text: (v) => fixed(v, 1) },
   { key: 'mfu', header: 'MFU', unit: '%', value: (p) => p.metrics.mfu, text: (v) => percent(v) },
-  { key: 'mem', header: 'Peak mem', unit: 'GiB', value: (p) => maxOf(p.metrics.peak_memory_gib), text: (v) => fixed(v, 1) },
-  { key: 'vsMd', header: 'vs Megatron', unit: '×', title: 'Speedup over the Megatron default baseline', value: (p, r) => speedup(baseTime(r, 'megatron_default'), p), text: (v) => fixed(v, 2) },
-  { key: 'vsUni', header: 'vs uniform', unit: '×', title: 'Speedup over the best uniform-split plan', value: (p, r) => speedup(baseTime(r, 'uniform'), p), text: (v) => fixed(v, 2) },
+  { key: 'bubble', header: 'Bubble', unit: '%', value: (p) => p.metrics.bubble_fraction, text: (v) => percent(v) },
+  { key: 'mem', header: 'Peak mem', unit: 'GiB', value: (p) => maxOf(p.metrics.peak_memory_gib), text: (v) => fixed(v, 2) },
+  { key: 'head', header: 'Headroom', unit: 'GiB', value: (p) => memoryHeadroom(p.metrics).freeGib, text: (v) => fixed(v, 2) },
+  { key: 'vsMd', header: 'vs Megatron', unit: '×', value: (p, r) => speedup(baseTime(r, 'megatron_default'), p), text: (v) => fixed(v, 2) },
+  { key: 'vsUni', header: 'vs uniform', unit: '×', value: (p, r) => speedup(baseTime(r, 'uniform'), p), text: (v) => fixed(v, 2) },
 ];
 
-const NUMERIC_DESC = new Set(['tps', 'tflops', 'mfu', 'vsMd', 'vsUni']);
+const MESH_KEYS = new Set(['tp', 'cp', 'pp', 'dp', 'ep', 'etp', 'vpp', 'mbs']);
+const NUMERIC_DESC = new Set(['tps', 'tflops', 'mfu', 'head', 'vsMd', 'vsUni']);
+export const SORT_KEYS = new Set(COLUMNS.map((c) => c.key));
 
-/** Creates the table in container; onSelect(index into result.plans) fires on row choice. */
-export function createPlansTable(container, onSelect) {
+/**
+ * Creates the table in container. handlers: onSelect(index into result.plans),
+ * onView({plan, sort, dir}) after any selection or sort change, onCompare([i, j]).
+ */
+export function createPlansTable(container, { onSelect, onView = () => {}, onCompare = () => {} }) {
   let result = null;
   let sort = { key: 'rank', dir: 1 };
   let selected = 0;
+  let distinctOnly = false;
+  let ticked = [];
+  const tools = document.createElement('div');
+  tools.className = 'plans-tools';
+  tools.innerHTML = '<label><input type="checkbox" class="distinct-only"> Distinct meshes only</label>' +
+    '<span class="hint">Tick two plans in the last column to compare them.</span>';
+  const tableBox = document.createElement('div');
+  tableBox.className = 'table-wrap';
+  Object.assign(tableBox, { tabIndex: 0 });
+  tableBox.setAttribute('role', 'region');
+  tableBox.setAttribute('aria-label', 'Plans (scrolls sideways)');
+  const helpBox = document.createElement('div');
+  container.replaceChildren(tools, tableBox, helpBox);
+  const help = wireHelp(tableBox, helpBox);
 
   function rows() {
     const col = COLUMNS.find((c) => c.key === sort.key);
-    const items = result.plans.map((p, i) => ({ ...p, rank: i + 1, index: i }));
+    let items = result.plans.map((p, i) => ({ ...p, rank: i + 1, index: i }));
+    if (distinctOnly) {
+      const seen = new Set();
+      items = items.filter((p) => !seen.has(meshKey(p)) && seen.add(meshKey(p)));
+    }
     const val = (p) => { const v = col.value(p, result); return Number.isFinite(v) ? v : typeof v === 'string' ? v : -Infinity; };
     return items.sort((a, b) => (val(a) < val(b) ? -1 : val(a) > val(b) ? 1 : a.index - b.index) * sort.dir);
   }
 
-  function draw() {
-    const head = COLUMNS.map((c) => {
-      const aria = c.key === sort.key ? (sort.dir > 0 ? 'ascending' : 'descending') : 'none';
-      return `<th scope="col" aria-sort="${aria}"${c.title ? ` title="${esc(c.title)}"` : ''}>` +
-        `<button type="button" data-sort="${c.key}">${esc(c.header)}${c.unit ? ` <span class="unit">${esc(c.unit)}</span>` : ''}</button></th>`;
+  function rowMarkup(p) {
+    const head = memoryHeadroom(p.metrics);
+    const name = `Plan ${p.rank}: ${planLabel(p.plan)}, ${fixed(p.metrics.iteration_time_s, 3)} s per iteration` +
+      (head.tight ? `, memory over ${TIGHT_FRACTION * 100}% of capacity` : '');
+    const cells = COLUMNS.map((c) => {
+      const text = c.text(c.value(p, result));
+      const tight = c.key === 'head' && head.tight;
+      return `<td class="c-${c.key}${tight ? ' tight' : ''}">${esc(text)}${tight ? ' <span class="flag-tight" title="above 95% of capacity">⚠ &gt;95%</span>' : ''}</td>`;
     }).join('');
-    const body = rows().map((p) => `<tr tabindex="0" data-index="${p.index}" class="${p.index === selected ? 'selected' : ''}"` +
-      ` aria-selected="${p.index === selected}">` +
-      COLUMNS.map((c) => `<td class="c-${c.key}">${esc(c.text(c.value(p, result)))}</td>`).join('') + '</tr>').join('');
-    container.innerHTML = `<table class="plans data"><caption>Best plans, ranked by predicted iteration time</caption>` +
-      `<thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
+    const tick = `<td class="c-cmp"><input type="checkbox" data-compare="${p.index}"${ticked.includes(p.index) ? ' checked' : ''} aria-label="Compare plan ${p.rank}"></td>`;
+    return `<tr tabindex="0" data-index="${p.index}" class="${p.index === selected ? 'selected' : ''}" aria-selected="${p.index === selected}"` +
+      ` aria-label="${esc(name)}">${cells}${tick}</tr>`;
   }
 
-  container.addEventListener('click', (e) => {
+  function draw(focusSort = null) {
+    const head = COLUMNS.map((c) => {
+      const aria = c.key === sort.key ? (sort.dir > 0 ? 'ascending' : 'descending') : 'none';
+      return `<th scope="col" aria-sort="${aria}"><button type="button" data-sort="${c.key}">${esc(c.header)}` +
+        `${c.unit ? ` <span class="unit">${esc(c.unit)}</span>` : ''}</button>${MESH_KEYS.has(c.key) ? '' : helpButton(c.key)}</th>`;
+    }).join('') + `<th scope="col">Compare${helpButton('cmp')}</th>`;
+    // The mesh columns share one help button in a group header (keeps the table narrow).
+    const group = `<tr class="group-row"><td></td><th scope="colgroup" colspan="${MESH_KEYS.size}" class="mesh-group">Parallel mesh${helpButton('mesh')}</th>` +
+      `<td colspan="${COLUMNS.length - MESH_KEYS.size}"></td></tr>`;
+    tableBox.innerHTML = `<table class="plans data"><caption>Best plans, ranked by predicted iteration time</caption>` +
+      `<thead>${group}<tr>${head}</tr></thead><tbody>${rows().map(rowMarkup).join('')}</tbody></table>`;
+    help.refresh();
+    if (focusSort) tableBox.querySelector(`button[data-sort="${focusSort}"]`)?.focus();
+  }
+
+  tableBox.addEventListener('click', (e) => {
     const btn = e.target.closest('button[data-sort]');
     if (btn) {
       const key = btn.dataset.sort;
       sort = { key, dir: sort.key === key ? -sort.dir : NUMERIC_DESC.has(key) ? -1 : 1 };
-      draw();
+      draw(key); // focus stays on the header just used
+      onView(view());
       return;
     }
+    if (e.target.closest('button, input')) return;
     const tr = e.target.closest('tr[data-index]');
     if (tr) choose(Number(tr.dataset.index));
   });
-  container.addEventListener('keydown', (e) => {
-    const tr = e.target.closest('tr[data-index]');
-    if (tr && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); choose(Number(tr.dataset.index)); }
+  tableBox.addEventListener('change', (e) => {
+    const box = e.target.closest('input[data-compare]');
+    if (!box) return;
+    const i = Number(box.dataset.compare);
+    ticked = box.checked ? [...ticked.filter((t) => t !== i), i].slice(-2) : ticked.filter((t) => t !== i);
+    tableBox.querySelectorAll('input[data-compare]').forEach((b) => { b.checked = ticked.includes(Number(b.dataset.compare)); });
+    onCompare([...ticked]);
   });
+  tableBox.addEventListener('keydown', (e) => {
+    const tr = e.target.closest('tr[data-index]');
+    if (tr && e.target === tr && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); choose(Number(tr.dataset.index)); }
+  });
+  tools.querySelector('.distinct-only').addEventListener('change', (e) => { distinctOnly = e.target.checked; draw(); });
 
   function choose(index) {
     selected = index;
     draw();
-    container.querySelector(`tr[data-index="${index}"]`)?.focus();
+    tableBox.querySelector(`tr[data-index="${index}"]`)?.focus();
     onSelect(index);
+    onView(view());
   }
 
+  const view = () => ({ plan: selected, sort: sort.key, dir: sort.dir });
+
   return {
-    /** Shows result.plans (must be non-empty); selects the best plan. */
-    render(newResult) { result = newResult; selected = 0; sort = { key: 'rank', dir: 1 }; draw(); },
+    /** Shows result.plans (must be non-empty); view {plan, sort, dir} restores a link's choice. */
+    render(newResult, v = null) {
+      result = newResult;
+      ticked = [];
+      const plan = v && v.plan < result.plans.length ? v.plan : 0;
+      sort = v && SORT_KEYS.has(v.sort) ? { key: v.sort, dir: v.dir } : { key: 'rank', dir: 1 };
+      selected = plan;
+      draw();
+      return plan;
+    },
   };
 }
 
 const BASELINE_NAMES = { megatron_default: 'Megatron default (uniform split, type-blind)', uniform: 'Best uniform layer split' };
+export const baselineName = (name) => BASELINE_NAMES[name] || name;
 
 /** Markup for the baselines summary; '' when the result has none. */
 export function baselinesMarkup(result) {
@@ -86,16 +176,16 @@ export function baselinesMarkup(result) {
   const entries = Object.entries(result.baselines || {});
   if (!best || !entries.length) return '';
   const rowsHtml = entries.map(([name, b]) => {
-    if (!b || !b.metrics) return `<tr><th scope="row">${esc(BASELINE_NAMES[name] || name)}</th><td colspan="4">no feasible plan</td></tr>`;
+    if (!b || !b.metrics) return `<tr><th scope="row">${esc(baselineName(name))}</th><td colspan="4">no feasible plan</td></tr>`;
     const p = b.plan || {};
     const sp = b.speedup ?? speedup(b.metrics.iteration_time_s, best);
-    return `<tr><th scope="row">${esc(BASELINE_NAMES[name] || name)}</th>` +
-      `<td>TP${p.tp ?? '?'} PP${p.pp ?? '?'} DP${p.dp ?? '?'} EP${p.ep ?? '?'}</td>` +
+    return `<tr><th scope="row">${esc(baselineName(name))}</th>` +
+      `<td>TP${esc(p.tp ?? '?')} PP${esc(p.pp ?? '?')} DP${esc(p.dp ?? '?')} EP${esc(p.ep ?? '?')} <span class="hint">layers ${esc(split({ plan: p }))}</span></td>` +
       `<td>${fixed(b.metrics.iteration_time_s, 3)}</td><td>${int(b.metrics.tokens_per_s)}</td>` +
       `<td class="speedup">${fixed(sp, 2)}×</td></tr>`;
   }).join('');
   return `<table class="data baselines"><caption>Baselines</caption><thead><tr><th scope="col">Baseline</th>` +
     `<th scope="col">Mesh</th><th scope="col">Iteration <span class="unit">s</span></th>` +
-    `<th scope="col">Throughput <span class="unit">tokens/s</span></th><th scope="col">Best plan speedup</th></tr></thead>` +
+    `<th scope="col">Throughput <span class="unit">tokens/s</span></th><th scope="col">Best plan speedup <span class="unit">×</span></th></tr></thead>` +
     `<tbody>${rowsHtml}</tbody></table>`;
 }

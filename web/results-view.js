@@ -1,6 +1,7 @@
-// Results area: summary, ranked plans, baselines, and the selected plan's details
-// (stage table, memory chart, timeline chart, Megatron command lines), or a diagnosis.
-import { createPlansTable, baselinesMarkup } from './plans-table.js';
+// Results area: summary, ranked plans, comparison, baselines, and the selected plan's details
+// (stage table, memory chart, timeline chart, Megatron command lines), or the core's diagnosis.
+import { createPlansTable, baselinesMarkup, memoryHeadroom, planLabel, TIGHT_FRACTION } from './plans-table.js';
+import { createCompareView } from './compare-view.js';
 import { stageTableMarkup } from './stage-table.js';
 import { memoryChartSvg } from './memory-chart.js';
 import { timelineChartSvg } from './timeline-chart.js';
@@ -19,35 +20,39 @@ function summaryMarkup(result) {
   const m = best.metrics;
   const md = result.baselines?.megatron_default;
   const gain = md?.metrics ? md.speedup ?? md.metrics.iteration_time_s / m.iteration_time_s : NaN;
+  const head = memoryHeadroom(m);
   return `<div class="kpis">` +
     `<div class="kpi"><span class="kpi-value">${fixed(m.iteration_time_s, 3)} s</span><span class="kpi-label">iteration time</span></div>` +
     `<div class="kpi"><span class="kpi-value">${int(m.tokens_per_s)}</span><span class="kpi-label">tokens/s</span></div>` +
     `<div class="kpi"><span class="kpi-value">${fixed(m.tflops_per_gpu, 1)}</span><span class="kpi-label">TFLOPS/GPU (MFU ${fixed(m.mfu * 100, 1)} %)</span></div>` +
     `<div class="kpi"><span class="kpi-value">${int(m.gpus_used)}${m.gpus_idle ? ` <small>+${int(m.gpus_idle)} idle</small>` : ''}</span><span class="kpi-label">GPUs used</span></div>` +
+    `<div class="kpi${head.tight ? ' tight' : ''}"><span class="kpi-value">${fixed(head.freeGib, 2)} GiB</span><span class="kpi-label">memory headroom` +
+    `${head.tight ? ` <span class="flag-tight">⚠ over ${TIGHT_FRACTION * 100}% used</span>` : ''}</span></div>` +
     (Number.isFinite(gain) ? `<div class="kpi accent"><span class="kpi-value">${fixed(gain, 2)}×</span><span class="kpi-label">vs Megatron default</span></div>` : '') +
-    `</div><p class="stats">${statsMarkup(result.stats)}</p>`;
+    `</div><p class="stats">${statsMarkup(result.stats)} All figures are the core's cost-model predictions.</p>`;
 }
 
-function diagnosisMarkup(result) {
+/** The core's diagnosis when no plan fits: its message, shortfall and suggestions, as text. */
+export function diagnosisMarkup(result) {
   const d = result.diagnosis || {};
   const tips = (d.suggestions || []).map((s) => `<li>${esc(s)}</li>`).join('');
-  return `<div class="diagnosis" role="status"><h3>No feasible plan</h3><p>${esc(d.message || 'No plan satisfies the constraints.')}</p>` +
-    (Number.isFinite(d.shortfall_gib) ? `<p>Smallest memory shortfall: <strong>${fixed(d.shortfall_gib, 1)} GiB</strong> per GPU.</p>` : '') +
+  return `<div class="diagnosis" role="status"><h3>No feasible plan</h3><p class="cause">${esc(d.message || 'The planner gave no reason.')}</p>` +
+    (Number.isFinite(d.shortfall_gib) && d.shortfall_gib > 0 ? `<p>Smallest memory shortfall: <strong>${fixed(d.shortfall_gib, 2)} GiB</strong> per GPU on the fullest stage.</p>` : '') +
     (tips ? `<h4>Try</h4><ul>${tips}</ul>` : '') + `</div><p class="stats">${statsMarkup(result.stats)}</p>`;
 }
 
-/** els: {summary, plans, baselines, detail, stages, memory, timeline, megatron, actions}. */
-export function createResultsView(els) {
+/** els: {root, summary, plans, compare, baselines, detail, detailTitle, stages, memory, timeline, megatron, actions}. */
+export function createResultsView(els, { onView = () => {} } = {}) {
   let result = null;
-  const table = createPlansTable(els.plans, (i) => showPlan(i));
+  const compare = createCompareView(els.compare);
+  const table = createPlansTable(els.plans, { onSelect: (i) => showPlan(i), onView, onCompare: (ix) => compare.pick(ix) });
   wireCopyButtons(els.megatron);
 
   function showPlan(i) {
     const p = result.plans[i];
     const bd = p.breakdown?.stages || [];
     const stagesWithGpu = bd.map((s, k) => ({ gpu: p.plan.stages?.[k]?.gpu, ...s }));
-    els.detailTitle.textContent = `Plan #${i + 1}: TP${p.plan.tp} CP${p.plan.cp} PP${p.plan.pp} DP${p.plan.dp} EP${p.plan.ep} ETP${p.plan.etp}` +
-      `${p.plan.vpp > 1 ? ` VPP${p.plan.vpp}` : ''}, micro-batch ${p.plan.micro_batch_size}${p.plan.sequence_parallel ? ', SP' : ''}`;
+    els.detailTitle.textContent = `Plan #${i + 1}: ${planLabel(p.plan)}${p.plan.sequence_parallel ? ', SP' : ''}`;
     els.stages.innerHTML = stageTableMarkup(p);
     els.memory.innerHTML = bd.length ? memoryChartSvg(stagesWithGpu, p.metrics.memory_capacity_gib || []) : '';
     els.timeline.innerHTML = bd.length ? timelineChartSvg(stagesWithGpu, p.metrics.num_microbatches, p.plan.vpp) : '';
@@ -55,17 +60,18 @@ export function createResultsView(els) {
   }
 
   return {
-    /** Shows a result (ok: true). */
-    render(newResult) {
+    /** Shows a result (ok: true); view {plan, sort, dir} restores a link's selection and sort. */
+    render(newResult, view = null) {
       result = newResult;
       const has = result.plans?.length > 0;
       els.root.hidden = false;
       els.detail.hidden = !has;
       els.plans.hidden = !has;
+      els.compare.hidden = !has;
       els.actions.hidden = false;
       els.summary.innerHTML = has ? summaryMarkup(result) : diagnosisMarkup(result);
       els.baselines.innerHTML = has ? baselinesMarkup(result) : '';
-      if (has) { table.render(result); showPlan(0); } else els.plans.replaceChildren();
+      if (has) { compare.render(result); showPlan(table.render(result, view)); }
     },
     /** Marks the shown result as stale (inputs changed or a new search is running). */
     setStale(stale) { els.root.classList.toggle('stale', stale); },

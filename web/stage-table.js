@@ -17,14 +17,15 @@ export function stageTableMarkup({ plan, metrics, breakdown }) {
     const comm = COMM_KEYS.reduce((a, k) => a + (Number.isFinite(b[k]) ? b[k] : 0), 0);
     return `<tr><td>${i}</td><td>${esc(s.gpu)}</td><td>${esc(s.group ?? '')}</td><td>${gpus}</td>` +
       `<td>${esc(s.layers)}</td><td>${esc(s.recompute ?? '')}</td>` +
-      `<td class="membar-cell"><div class="membar ${level}" role="meter" aria-valuemin="0" aria-valuemax="${fixed(cap, 1)}"` +
-      ` aria-valuenow="${fixed(used, 1)}" aria-label="Stage ${i} memory"><span style="width:${Number.isFinite(frac) ? Math.min(100, frac * 100).toFixed(1) : 0}%"></span></div>` +
-      `<span class="membar-text">${fixed(used, 1)} / ${fixed(cap, 0)}</span></td>` +
-      `<td>${ms(b.forward_s)}</td><td>${ms(b.backward_s)}</td><td>${ms(comm)}</td></tr>`;
+      `<td class="membar-cell"><div class="membar ${level}" role="meter" aria-valuemin="0" aria-valuemax="${fixed(cap, 2)}"` +
+      ` aria-valuenow="${fixed(used, 2)}" aria-label="Stage ${i} memory"><span style="width:${Number.isFinite(frac) ? Math.min(100, frac * 100).toFixed(1) : 0}%"></span></div>` +
+      `<span class="membar-text">${fixed(used, 2)} / ${fixed(cap, 2)}${level === 'high' ? ' <span class="flag-tight">⚠ &gt;95%</span>' : ''}</span></td>` +
+      `<td>${fixed(b.reserved_gib, 2)}</td><td>${ms(b.forward_s)}</td><td>${ms(b.backward_s)}</td><td>${ms(comm)}</td></tr>`;
   }).join('');
   return `<table class="data stages"><caption>Pipeline stages (stage 0 holds the embedding)</caption><thead><tr>` +
     '<th scope="col">Stage</th><th scope="col">GPU</th><th scope="col">Group</th><th scope="col">GPUs</th>' +
     '<th scope="col">Layers</th><th scope="col">Recompute</th><th scope="col" class="mem-col">Memory <span class="unit">GiB used / capacity</span></th>' +
+    '<th scope="col">Reserved <span class="unit">GiB (runtime, NCCL)</span></th>' +
     '<th scope="col" title="Forward compute per micro-batch">Fwd <span class="unit">ms</span></th>' +
     '<th scope="col" title="Backward compute per micro-batch">Bwd <span class="unit">ms</span></th>' +
     '<th scope="col" title="Exposed TP+CP+EP+PP+DP communication per iteration">Comm <span class="unit">ms / iter</span></th>' +

@@ -2,7 +2,7 @@
 // 1F1B (or interleaved) schedule; idle gaps are the pipeline bubbles.
 import { simulatePipeline } from './pipeline-schedule.js';
 import { esc, fixed } from './format.js';
-import { niceStep } from './memory-chart.js';
+import { niceStep, stageLabel } from './memory-chart.js';
 
 const COLORS = { F: ['#4e79a7', '#7aa0c8', '#a5c1de', '#cddcec'], B: ['#59a14f', '#83bf7a', '#aad4a3', '#d0e8cb'] };
 const BUSY = '#8c8fa3';
@@ -11,19 +11,23 @@ const BUSY = '#8c8fa3';
  * stages: [{gpu, forward_s, backward_s}] (per micro-batch), m micro-batches, vpp chunks.
  * Returns an SVG string.
  */
-export function timelineChartSvg(stages, m, vpp = 1, { width = 760 } = {}) {
+export function timelineChartSvg(stages, m, vpp = 1, { width: minWidth = 760 } = {}) {
+  let width = minWidth;
   const fwd = stages.map((s) => Number(s.forward_s) || 0);
   const bwd = stages.map((s) => Number(s.backward_s) || 0);
   const { ops, makespan, bubbleFraction } = simulatePipeline(fwd, bwd, Math.max(1, m | 0), Math.max(1, vpp | 0));
-  const rowH = 22, gap = 6, left = 110, right = 16, top = 30, bottom = 36;
+  const rowH = 22, gap = 6, left = 120, right = 16, top = 30, bottom = 36;
   const p = stages.length;
+  // Wide enough that each micro-batch op keeps a few pixels (64+ micro-batches stay legible).
+  const shortest = ops.reduce((a, o) => (o.end - o.start > 0 ? Math.min(a, o.end - o.start) : a), Infinity);
+  if (Number.isFinite(shortest) && makespan > 0) width = Math.min(4000, Math.max(width, left + right + Math.ceil(5 * makespan / shortest)));
   const height = top + p * (rowH + gap) - gap + bottom;
   const plotW = width - left - right;
   const span = makespan || 1;
   const x = (t) => left + (t / span) * plotW;
   const rowY = (r) => top + r * (rowH + gap);
   // With too many ops for their width, draw busy runs instead of single ops.
-  const coarse = ops.length / p > plotW / 3;
+  const coarse = Number.isFinite(shortest) && (shortest / span) * plotW < 2.5;
   let out = '';
   const step = niceStep(span / 6);
   const digits = Math.max(0, Math.ceil(-Math.log10(step) - 1e-9));
@@ -33,7 +37,7 @@ export function timelineChartSvg(stages, m, vpp = 1, { width = 760 } = {}) {
   }
   for (let r = 0; r < p; r++) {
     out += `<rect x="${left}" y="${rowY(r)}" width="${plotW}" height="${rowH}" class="idle"/>` +
-      `<text x="${left - 8}" y="${rowY(r) + rowH / 2 + 4}" text-anchor="end" class="label">${esc(`S${r} ${stages[r].gpu ?? ''}`)}</text>`;
+      `<text x="${left - 8}" y="${rowY(r) + rowH / 2 + 4}" text-anchor="end" class="label">${stageLabel(r, stages[r].gpu)}</text>`;
   }
   if (coarse) {
     const runs = new Map();
@@ -64,7 +68,7 @@ export function timelineChartSvg(stages, m, vpp = 1, { width = 760 } = {}) {
       `<text x="${lx + 16}" y="18" class="legend">${label}</text>`;
     lx += 28 + label.length * 6.5;
   }
-  out += `<text x="${width - right}" y="18" text-anchor="end" class="legend">bubble ${fixed(bubbleFraction * 100, 1)}%</text>`;
+  out += `<text x="${lx + 8}" y="18" class="legend">bubble ${fixed(bubbleFraction * 100, 1)}%</text>`;
   out += `<text x="${left + plotW / 2}" y="${height - 4}" text-anchor="middle" class="axis">time (s): simulated schedule, compute only, ${m} micro-batches${vpp > 1 ? `, ${vpp} virtual stages` : ''}</text>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" class="chart timeline-chart" viewBox="0 0 ${width} ${height}" ` +
     `width="${width}" height="${height}" role="img" aria-label="Pipeline schedule timeline">${out}</svg>`;

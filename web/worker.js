@@ -1,5 +1,5 @@
 // Classic Web Worker: loads the hapmoe wasm module lazily, once, and answers
-// {id, method, scenario} messages with {id, type: 'result', json} or {id, type: 'error', message}.
+// {id, method, scenario} messages with {id, type: 'result', json} or {id, type: 'error', message, kind, fatal}.
 // During `plan` it also posts {id, type: 'progress', fraction, evaluated} (throttled).
 'use strict';
 
@@ -30,6 +30,7 @@ function call(M, id, method, scenario) {
   switch (method) {
     case 'version': return M.version();
     case 'presets': return M.presets();
+    case 'schema': return M.schema();
     case 'validate': return M.validate(scenario);
     case 'evaluate': return M.evaluate(scenario);
     case 'plan': return M.plan(scenario, progressReporter(id));
@@ -44,8 +45,13 @@ self.onmessage = async (event) => {
     const json = call(M, id, method, scenario);
     self.postMessage({ id, type: 'result', json });
   } catch (err) {
-    // A wasm trap or abort leaves the module unusable: load a fresh instance next time.
-    if (err instanceof WebAssembly.RuntimeError || /abort/i.test(String(err))) modulePromise = null;
-    self.postMessage({ id, type: 'error', message: String((err && err.message) || err) });
+    // A trap, abort, bad_alloc or RangeError leaves the module unusable: the page replaces
+    // this whole worker (fatal: true); other errors are ordinary failures of one call.
+    const message = String((err && err.message) || err);
+    const kind = (err && err.constructor && err.constructor.name) || typeof err;
+    const fatal = err instanceof WebAssembly.RuntimeError || err instanceof RangeError ||
+      typeof err === 'number' || /abort|bad_alloc|out of memory/i.test(message);
+    if (fatal) modulePromise = null;
+    self.postMessage({ id, type: 'error', message, kind, fatal });
   }
 };

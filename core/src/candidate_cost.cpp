@@ -43,6 +43,16 @@ SplitProblem make_split_problem(const Scenario& s, const Mesh& mesh, const std::
   return p;
 }
 
+namespace {
+// [n] = sum of the n smallest values.
+std::vector<double> sorted_prefix_sums(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<double> p(v.size() + 1, 0.0);
+  for (size_t i = 0; i < v.size(); ++i) p[i + 1] = p[i] + v[i];
+  return p;
+}
+}  // namespace
+
 GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers) {
   GroupLayerTimes t;
   t.layer_s.resize(num_layers);
@@ -52,6 +62,7 @@ GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers) {
     t.layer_s[l] = c.fwd_s + c.bwd_s + c.tp_s + c.cp_s + c.ep_s;
     t.min_layer_s = std::min(t.min_layer_s, t.layer_s[l]);
   }
+  t.cheapest_sum_s = sorted_prefix_sums(t.layer_s);
   return t;
 }
 
@@ -108,6 +119,7 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
     pp += stages[g];
   }
   double max_c = std::max({floor_c, sum_c / pp, num_layers / capacity_per_s});
+  for (const GroupLayerTimes* t : times) max_c = std::max(max_c, t->cheapest_sum_s[vpp]);
   if (!fractional) {
     // The least breakpoint C = n x min_layer_g at which the stages can hold all layers.
     auto holds = [&](double c) {
@@ -134,6 +146,130 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
   }
   const double v = vpp;
   return sum_c / v + (static_cast<double>(num_microbatches) - 1 / v) * max_c;
+}
+
+GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model, const GroupLayerTimes& times,
+                                  const Mesh& mesh) {
+  GroupBoundTerms t;
+  t.times = &times;
+  const GpuSpec& gpu = s.cluster.groups[model.group()].gpu;
+  t.room_bytes = (gpu.memory_gib - gpu.reserved_memory_gib) * kGiB;
+  const long long dense_shards = static_cast<long long>(mesh.dp) * mesh.cp;
+  std::vector<double> bytes(s.model.num_layers), act(s.model.num_layers);
+  for (int l = 0; l < s.model.num_layers; ++l) {
+    const LayerCost& c = model.layer(l);
+    bytes[l] = weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
+                             s.training.use_distributed_optimizer)
+                   .total();
+    act[l] = c.activation_bytes;
+  }
+  t.lightest_bytes = sorted_prefix_sums(bytes);
+  t.lightest_act_bytes = sorted_prefix_sums(act);
+  t.first_extra_s = model.first_extra_s();
+  t.last_extra_s = model.last_extra_s();
+  return t;
+}
+
+namespace {
+
+// Most layers a stage of group t can hold at a position with in_flight micro-batches in memory
+// (a prefix-sum search: bytes grow with n).
+int layers_in_memory(const GroupBoundTerms& t, double in_flight) {
+  int lo = 0, hi = static_cast<int>(t.lightest_bytes.size()) - 1;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (t.lightest_bytes[mid] + in_flight * t.lightest_act_bytes[mid] <= t.room_bytes * (1 + 1e-12)) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+// Most layers whose cheapest times fit in c.
+int layers_in_time(const GroupBoundTerms& t, double c) {
+  const auto& sum = t.times->cheapest_sum_s;
+  return static_cast<int>(std::upper_bound(sum.begin(), sum.end(), c * (1 + 1e-12)) - sum.begin()) - 1;
+}
+
+}  // namespace
+
+PositionBound::PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, int num_layers,
+                             long long num_microbatches, int vpp)
+    : terms_(terms), pp_(pp), num_layers_(num_layers), m_(num_microbatches), vpp_(vpp) {
+  const size_t n = terms.size();
+  fit_.assign(n, std::vector<int>(pp));
+  extra_.assign(n, std::vector<double>(pp, 0.0));
+  floor_.assign(n, std::vector<double>(pp, 1e300));
+  for (size_t g = 0; g < n; ++g) {
+    for (int i = 0; i < pp; ++i) {
+      fit_[g][i] = layers_in_memory(terms[g], in_flight_microbatches(i, pp, vpp, num_microbatches));
+      extra_[g][i] = (i == 0 ? terms[g].first_extra_s : 0) + (i == pp - 1 ? terms[g].last_extra_s : 0);
+      if (fit_[g][i] >= vpp) floor_[g][i] = extra_[g][i] + terms[g].times->cheapest_sum_s[vpp];
+    }
+  }
+  for (int l = 0; l < num_layers; ++l) {  // every order of the set uses all its groups
+    double best = 1e300;
+    for (const auto& t : terms) best = std::min(best, t.times->layer_s[l]);
+    layers_sum_c_ += best;
+  }
+}
+
+bool PositionBound::prepare(const Options& options, double* sum_c, double* floor_c) const {
+  *sum_c = layers_sum_c_;
+  *floor_c = 0;
+  for (int i = 0; i < pp_; ++i) {
+    double least = 1e300, least_extra = 1e300;
+    for (int g : options[i]) {
+      least = std::min(least, floor_[g][i]);
+      least_extra = std::min(least_extra, extra_[g][i]);
+    }
+    if (least >= 1e300) return false;  // no group fits vpp layers at this position
+    *floor_c = std::max(*floor_c, least);
+    *sum_c += least_extra;
+  }
+  *floor_c = std::max(*floor_c, *sum_c / pp_);
+  return true;
+}
+
+bool PositionBound::holds(const Options& options, double c) const {
+  long long n = 0;
+  for (int i = 0; i < pp_; ++i) {
+    int most = 0;
+    for (int g : options[i]) most = std::max(most, std::min(fit_[g][i], layers_in_time(terms_[g], c - extra_[g][i])));
+    n += most;
+  }
+  return n >= num_layers_;
+}
+
+double PositionBound::objective(double sum_c, double max_c) const {
+  const double v = vpp_;
+  return sum_c / v + (static_cast<double>(m_) - 1 / v) * max_c;
+}
+
+double PositionBound::lower_bound_s(const Options& options) const {
+  double sum_c = 0, lo = 0;
+  if (!prepare(options, &sum_c, &lo)) return 1e300;
+  double hi = lo;
+  for (const auto& t : terms_) hi = std::max(hi, t.first_extra_s + t.last_extra_s + t.times->cheapest_sum_s.back());
+  hi *= 2;
+  if (!holds(options, hi)) return 1e300;  // memory: the positions cannot hold every layer
+  if (!holds(options, lo)) {
+    for (int it = 0; it < 60 && hi - lo > 1e-9 * hi; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      if (holds(options, mid)) hi = mid; else lo = mid;
+    }
+  }
+  return objective(sum_c, lo);  // max_c >= lo: holds(lo) is false, or lo is the floor
+}
+
+bool PositionBound::reaches(const Options& options, double threshold_s) const {
+  if (threshold_s >= 1e300) return false;
+  double sum_c = 0, floor_c = 0;
+  if (!prepare(options, &sum_c, &floor_c)) return true;
+  if (objective(sum_c, floor_c) >= threshold_s) return true;
+  // The max_c at which the objective meets the threshold: the bound reaches it iff the positions
+  // cannot hold every layer within that time (holds() is generous by a 1e-12 margin).
+  const double v = vpp_;
+  const double c_at = (threshold_s - sum_c / v) / (static_cast<double>(m_) - 1 / v);
+  return !holds(options, c_at);
 }
 
 double static_memory_shortfall_bytes(const Scenario& s, const Mesh& mesh, const std::vector<int>& groups,

@@ -6,6 +6,10 @@
 
 namespace hapmoe {
 
+namespace {
+constexpr double kSecondsPerUs = 1e-6;
+}  // namespace
+
 double gemm_shape_factor(double min_dim) {
   if (min_dim <= 0) return 1;
   return min_dim / (min_dim + kGemmHalfRateDim);
@@ -48,12 +52,30 @@ double elementwise_time_s(double bytes, const GpuSpec& gpu) {
   return bytes / (gpu.hbm_gbps * 1e9 * gpu.hbm_efficiency);
 }
 
-double expert_overhead_s(double local_experts, const GpuSpec& gpu, Precision p) {
-  const double factor = p == Precision::kFp8 ? gpu.fp8_expert_overhead_factor : 1.0;
-  return local_experts * gpu.expert_overhead_us * factor * 1e-6;
+double fp8_cast_bytes(double elements, Precision p) {
+  return p == Precision::kFp8 ? elements * kFp8CastBytesPerElement : 0;
 }
 
-double layer_overhead_s(const GpuSpec& gpu) { return gpu.layer_overhead_us * 1e-6; }
+double moe_token_traffic_bytes(double copies, double width, double moe_ffn, bool swiglu,
+                               double router_tokens, double num_experts) {
+  constexpr double kBf16 = 2, kFp32 = 4;    // bytes per element
+  constexpr double kPermutePasses = 2 * 2;  // permute + un-permute, each read + write
+  constexpr double kRouterPasses = 3;       // softmax read + write, top-k write
+  const double permute = kPermutePasses * copies * width;
+  const double act = copies * moe_ffn * (swiglu ? 3 : 2);  // SwiGLU: read 2 fm, write fm
+  const double router = kRouterPasses * router_tokens * num_experts;
+  return (permute + act) * kBf16 + router * kFp32;
+}
+
+double expert_host_launch_s(double local_experts, const GpuSpec& gpu) {
+  return local_experts * gpu.expert_host_us * kSecondsPerUs;
+}
+
+double layer_host_launch_s(const GpuSpec& gpu) { return gpu.layer_host_us * kSecondsPerUs; }
+
+double host_bound_time_s(double gpu_s, double host_s, bool cuda_graphs) {
+  return cuda_graphs ? gpu_s : std::max(gpu_s, host_s);
+}
 
 double optimizer_step_time_s(double owned_params, double local_params, const GpuSpec& gpu) {
   return elementwise_time_s(owned_params * kOptimizerBytesPerOwnedParam +

@@ -4,25 +4,50 @@
 
 namespace hapmoe {
 
+double dtype_bytes(const std::string& dtype) {
+  if (dtype == "fp32") return 4;
+  if (dtype == "fp8") return 1;
+  return 2;  // bf16, fp16
+}
+
+WeightBytes weight_bytes(const TrainingSpec& t) {
+  WeightBytes b;
+  const OptimizerSpec& o = t.optimizer;
+  const bool bf16_grads =
+      t.grad_reduce_in_bf16 || (o.precision_aware && o.main_grads_dtype == "bf16");
+  b.grad = bf16_grads ? dtype_bytes("bf16") : kGradBytes;
+  if (o.precision_aware) {
+    b.optimizer = dtype_bytes(o.main_params_dtype) + dtype_bytes(o.exp_avg_dtype) +
+                  dtype_bytes(o.exp_avg_sq_dtype);
+  }
+  if (t.precision == Precision::kFp8) {
+    b.fp8_weight = kFp8WeightBytes;
+    b.fp8_param_gather = t.fp8_param_gather;
+  }
+  return b;
+}
+
 WeightMemory weight_memory(double dense_params, double expert_params, long long dense_shards,
-                           long long expert_shards, bool distributed_optimizer) {
+                           long long expert_shards, bool distributed_optimizer,
+                           const WeightBytes& bytes, double fp8_gemm_params) {
   WeightMemory w;
   const double params = dense_params + expert_params;
-  w.weights_bytes = kParamBytes * params;
-  w.gradients_bytes = kGradBytes * params;
+  const double bf16_params = bytes.fp8_param_gather ? params - fp8_gemm_params : params;
+  w.weights_bytes = bytes.param * bf16_params + bytes.fp8_weight * fp8_gemm_params;
+  w.gradients_bytes = bytes.grad * params;
   if (distributed_optimizer) {
-    w.optimizer_bytes = kOptimizerBytes * (dense_params / static_cast<double>(dense_shards) +
+    w.optimizer_bytes = bytes.optimizer * (dense_params / static_cast<double>(dense_shards) +
                                            expert_params / static_cast<double>(expert_shards));
   } else {
-    w.optimizer_bytes = kOptimizerBytes * params;
+    w.optimizer_bytes = bytes.optimizer * params;
   }
   return w;
 }
 
 double in_flight_microbatches(int stage, int pp, int vpp, long long num_microbatches) {
   if (vpp <= 1) return static_cast<double>(std::min<long long>(pp - stage, num_microbatches));
-  const long long chunks = std::min<long long>(num_microbatches * vpp,
-                                               2LL * (pp - stage - 1) + static_cast<long long>(vpp - 1) * pp + 1);
+  const long long chunks = std::min<long long>(
+      num_microbatches * vpp, 2LL * (pp - stage - 1) + static_cast<long long>(vpp - 1) * pp + 1);
   return static_cast<double>(chunks) / vpp;
 }
 
@@ -48,27 +73,28 @@ double attention_activation_bytes(const ModelSpec& m, const ActivationInputs& in
     qkv = (a + 2 * g) * d;
     core_out = a * d;
   }
-  double elems = tt * h             // norm input (residual)
-                 + tt * h            // norm output = QKV GEMM input
-                 + t * qkv / tp      // q, k, v
-                 + t * core_out / tp  // attention output = out-projection input
-                 + t * latents / tp;
+  double bf16 = tt * h                  // norm input (residual)
+                + t * qkv / tp;         // q, k, v (flash attention keeps them in BF16)
+  double gemm_in = tt * h               // norm output = QKV (or MLA down-projection) GEMM input
+                   + t * core_out / tp  // attention output = out-projection input
+                   + t * latents / tp;  // MLA latents = up-projection GEMM inputs
   const double softmax_stats = t * a / tp * 4;  // fp32 log-sum-exp per head
   if (in.recompute == Recompute::kSelective) {
     // --recompute-modules core_attn layernorm (+ mla_up_proj): norm output and core output,
     // and MLA's up-projected q/k/v, are rebuilt in backward.
-    elems -= tt * h + t * core_out / tp;
-    if (m.multi_latent_attention) elems -= t * qkv / tp;
+    gemm_in -= tt * h + t * core_out / tp;
+    if (m.multi_latent_attention) bf16 -= t * qkv / tp;
   }
-  return elems * kBf16 + softmax_stats;
+  return bf16 * kBf16 + gemm_in * in.gemm_input_bytes + softmax_stats;
 }
 
 double dense_mlp_activation_bytes(const ModelSpec& m, int ffn_width, const ActivationInputs& in) {
   const double h = m.hidden_size, f = ffn_width, tt = sp_tokens(in), t = in.tokens, tp = in.tp;
   const double glu = m.swiglu ? 2 : 1;
-  double elems = tt * h + tt * h + t * f * glu / tp + t * f / tp;
-  if (in.recompute == Recompute::kSelective) elems -= tt * h;  // layernorm output
-  return elems * kBf16;
+  const double bf16 = tt * h + t * f * glu / tp;  // norm input, fc1 output
+  double gemm_in = tt * h + t * f / tp;           // norm output (fc1 input), fc2 input
+  if (in.recompute == Recompute::kSelective) gemm_in -= tt * h;  // layernorm output
+  return bf16 * kBf16 + gemm_in * in.gemm_input_bytes;
 }
 
 double moe_activation_bytes(const ModelSpec& m, const ActivationInputs& in) {
@@ -76,18 +102,26 @@ double moe_activation_bytes(const ModelSpec& m, const ActivationInputs& in) {
   const double k = m.moe_router_topk, fm = m.moe_ffn_hidden_size, glu = m.swiglu ? 2 : 1;
   // Token copies a GPU's experts see: top-k per token, gathered over ETP, hottest expert.
   const double copies = k * t / tp * in.load_imbalance;
-  double elems = tt * h                    // norm input
-                 + tt * h                  // norm output = router / dispatch input
-                 + copies * in.etp * h     // permuted expert inputs
-                 + copies * fm * glu       // fc1 output (width fm/etp, etp x tokens)
-                 + copies * fm             // activation output = fc2 input
-                 + copies * in.etp * h;    // fc2 output before un-permute
-  if (in.recompute == Recompute::kSelective) elems -= tt * h + copies * fm;  // layernorm, moe_act
-  double bytes = elems * kBf16 + tt * m.num_experts * 4;  // + fp32 router probabilities
+  double bf16 = tt * h                          // norm input
+                + tt * h                        // norm output = router (BF16 GEMM) / dispatch input
+                + copies * fm * glu             // fc1 output (width fm/etp, etp x tokens)
+                + copies * in.etp * h;          // fc2 output before un-permute
+  double gemm_in = copies * in.etp * h          // permuted expert inputs = fc1 input
+                   + copies * fm;               // activation output = fc2 input
+  if (in.recompute == Recompute::kSelective) {  // layernorm, moe_act
+    bf16 -= tt * h;
+    gemm_in -= copies * fm;
+  }
+  double bytes =
+      bf16 * kBf16 + gemm_in * in.gemm_input_bytes + tt * m.num_experts * 4;  // + fp32 router probs
   if (m.moe_shared_expert_intermediate_size > 0) {
     ActivationInputs shared = in;
+    // Shares the norm input and output counted above (dense_mlp counts the output unless
+    // selective recompute drops it).
+    const double norm_out =
+        in.recompute == Recompute::kSelective ? 0 : tt * h * shared.gemm_input_bytes;
     bytes += dense_mlp_activation_bytes(m, m.moe_shared_expert_intermediate_size, shared) -
-             2 * tt * h * kBf16;  // shares the norm tensors counted above
+             tt * h * kBf16 - norm_out;
   }
   return bytes;
 }

@@ -69,7 +69,9 @@ PlanEvaluation evaluate_with_models(const Scenario& s, const PlanSpec& plan,
     x.peak_memory_gib.push_back(ev.stages[i].peak_bytes() / kGiB);
     x.memory_capacity_gib.push_back(ev.stages[i].capacity_bytes / kGiB);
     x.fits_memory = x.fits_memory && ev.stages[i].fits();
+    x.error_calibrated = x.error_calibrated && efficiency_calibrated(gpu);
   }
+  x.iteration_time_error_fraction = kCalibrationErrorFraction;
   x.mfu = flops / x.iteration_time_s / peak;
   x.bubble_fraction = ev.time.bubble_fraction;
   return ev;

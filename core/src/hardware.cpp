@@ -12,6 +12,19 @@ Link scale_out_link(const NodeGroup& g) {
   return {g.inter_node_gbps, g.gpu.inter_node_efficiency, kScaleOutLatencyS};
 }
 
+Link alltoall_scale_up_link(const NodeGroup& g) {
+  return {g.gpu.intra_node_gbps, g.gpu.alltoall_intra_node_efficiency, kScaleUpLatencyS};
+}
+
+Link alltoall_scale_out_link(const NodeGroup& g) {
+  return {g.inter_node_gbps, g.gpu.alltoall_inter_node_efficiency, kScaleOutLatencyS};
+}
+
+int ep_ranks_per_node(const NodeGroup& g, int ep, int etp) {
+  const long long span = static_cast<long long>(ep) * etp;
+  return span <= g.gpus_per_node ? ep : std::max(1, g.gpus_per_node / etp);
+}
+
 Link group_link(const NodeGroup& g, long long span) {
   return span <= g.gpus_per_node ? scale_up_link(g) : scale_out_link(g);
 }
@@ -25,6 +38,29 @@ Link inter_group_link(const ClusterSpec& c, int group_a, int group_b) {
   const double eff = std::min(c.groups[group_a].gpu.inter_node_efficiency,
                               c.groups[group_b].gpu.inter_node_efficiency);
   return {c.link_between_groups_gbps(group_a, group_b), eff, kScaleOutLatencyS};
+}
+
+std::string fp8_recipe_for(const std::string& requested, const std::vector<const GpuSpec*>& gpus) {
+  auto everywhere = [&gpus](const std::string& r) {
+    for (const GpuSpec* g : gpus) {
+      if (std::find(g->fp8_recipes.begin(), g->fp8_recipes.end(), r) == g->fp8_recipes.end())
+        return false;
+    }
+    return true;
+  };
+  if (!requested.empty()) return everywhere(requested) ? requested : std::string();
+  if (gpus.empty()) return "";
+  for (const std::string& r : gpus.front()->fp8_recipes) {
+    if (everywhere(r)) return r;
+  }
+  return "";
+}
+
+bool efficiency_calibrated(const GpuSpec& gpu) {
+  for (const std::string& f : gpu.assumed) {
+    if (f == "gemm_efficiency") return false;
+  }
+  return true;
 }
 
 double peak_tflops(const GpuSpec& gpu, Precision p) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 namespace hapmoe::detail {
 
@@ -34,14 +35,35 @@ std::string fmt_num(double v) {
   os << v;
   return os.str();
 }
+
+std::string int_range(long long lo, long long hi) {
+  return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+}
+
+std::string number_range(const FieldDef& f) {
+  return "a number from " + fmt_num(f.min) + " to " + fmt_num(f.max);
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] =
+          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
 }  // namespace
 
 long long as_int(const json& v, const std::string& path, long long lo, long long hi) {
   double d = 0;
   if (v.is_number_integer()) {
     if (v.is_number_unsigned() && v.get<unsigned long long>() > 9e15) {
-      fail("out_of_range", path, "expected an integer from " + std::to_string(lo) + " to " +
-                                     std::to_string(hi));
+      fail("out_of_range", path, "expected " + int_range(lo, hi));
     }
     d = static_cast<double>(v.get<long long>());
   } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
@@ -51,66 +73,76 @@ long long as_int(const json& v, const std::string& path, long long lo, long long
     fail("wrong_type", path, "expected an integer, got " + json_type_name(v));
   }
   if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-    fail("out_of_range", path,
-         "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
-             ", got " + fmt_num(d));
+    fail("out_of_range", path, "expected " + int_range(lo, hi) + ", got " + fmt_num(d));
   }
   return static_cast<long long>(d);
 }
 
-double as_number(const json& v, const std::string& path, double lo, double hi,
-                 bool lo_exclusive) {
+long long as_int(const json& v, const std::string& path, const FieldDef& f) {
+  return as_int(v, path, static_cast<long long>(f.min), static_cast<long long>(f.max));
+}
+
+double as_number(const json& v, const std::string& path, const FieldDef& f) {
   if (!v.is_number()) fail("wrong_type", path, "expected a number, got " + json_type_name(v));
   const double d = v.get<double>();
-  const bool below = lo_exclusive ? !(d > lo) : !(d >= lo);
-  if (!std::isfinite(d) || below || d > hi) {
-    fail("out_of_range", path,
-         std::string("expected a number ") + (lo_exclusive ? "greater than " : "from ") +
-             fmt_num(lo) + (lo_exclusive ? " and at most " : " to ") + fmt_num(hi) + ", got " +
-             fmt_num(d));
+  if (!std::isfinite(d) || !(d >= f.min) || d > f.max) {
+    fail("out_of_range", path, "expected " + number_range(f) + ", got " + fmt_num(d));
   }
   return d;
 }
 
-namespace {
-// Every field name of the scenario format: a key spelled like one of these is never a typo.
-const std::set<std::string> kKnownFields = {
-    "attention_efficiency", "baselines", "bf16_tflops", "cluster", "cp", "dp", "ep", "etp",
-    "expert_overhead_us", "ffn_hidden_size", "format", "fp8_expert_overhead_factor",
-    "fp8_gemm_speedup", "fp8_recipe", "fp8_tflops", "gemm_efficiency", "global_batch_size",
-    "gpu", "gpus_per_node", "group", "grouped_gemm_half_tokens", "groups", "hbm_efficiency",
-    "hbm_gbps", "hidden_size", "id", "inter_group_gbps", "inter_node_efficiency",
-    "inter_node_gbps", "intra_node_efficiency", "intra_node_gbps", "kv_channels", "kv_lora_rank",
-    "layer_overhead_us", "layer_split", "layers", "memory_gib", "micro_batch_size", "mode",
-    "model", "moe_ffn_hidden_size", "moe_layer_freq", "moe_load_imbalance",
-    "moe_router_group_topk", "moe_router_num_groups", "moe_router_topk",
-    "moe_shared_expert_intermediate_size", "moe_token_dispatcher_type", "mtp_num_layers",
-    "multi_latent_attention", "name", "nodes", "num_attention_heads", "num_experts",
-    "num_layers", "num_query_groups", "overlap_grad_reduce", "overlap_moe_expert_parallel_comm",
-    "overlap_param_gather", "plan", "pp", "precision", "preset", "q_lora_rank", "qk_head_dim",
-    "qk_pos_emb_head_dim", "recompute", "reserved_memory_gib", "search", "seq_length",
-    "sequence_parallel", "source", "stages", "swiglu", "top_k", "tp", "training",
-    "untie_embeddings_and_output_weights", "use_distributed_optimizer", "v_head_dim", "vendor",
-    "vocab_size", "vpp", "window_attn_skip_freq", "window_size"};
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+std::vector<std::string> allowed_values(const FieldDef& f) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char* c = f.allowed; *c; ++c) {
+    if (*c == '|') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += *c;
     }
-    std::swap(prev, cur);
   }
-  return prev[b.size()];
+  if (!cur.empty()) out.push_back(cur);
+  return out;
 }
-}  // namespace
+
+std::string quoted_choices(const FieldDef& f) {
+  std::string s;
+  for (const auto& a : allowed_values(f)) s += (s.empty() ? "\"" : ", \"") + a + "\"";
+  return s;
+}
+
+std::string as_enum(const json& v, const std::string& path, const FieldDef& f) {
+  const std::string choices = quoted_choices(f);
+  if (!v.is_string())
+    fail("wrong_type", path, "expected one of " + choices + ", got " + json_type_name(v));
+  const std::string s = v.get<std::string>();
+  for (const auto& a : allowed_values(f)) {
+    if (s == a) return s;
+  }
+  fail("bad_value", path, "expected one of " + choices + ", got \"" + s + "\"");
+}
+
+ObjectReader::ObjectReader(const json& j, std::string path, std::string pattern)
+    : j_(j), path_(std::move(path)), pattern_(std::move(pattern)) {
+  if (!j_.is_object()) {
+    fail("wrong_type", path_.empty() ? "$" : path_,
+         "expected an object, got " + json_type_name(j_));
+  }
+}
+
+const FieldDef& ObjectReader::def(const char* key) const {
+  const FieldDef* f = find_field(join_path(pattern_, key));
+  // A programming error, not bad input: every key the parser reads has a table row.
+  if (!f) throw std::logic_error("field table has no row " + join_path(pattern_, key));
+  return *f;
+}
 
 void ObjectReader::fail_missing(const char* key, const std::string& expected) const {
   // A missing required field is most often a typo: name the misspelt field instead.
   for (auto it = j_.begin(); it != j_.end(); ++it) {
-    if (!seen_.count(it.key()) && !kKnownFields.count(it.key()) && edit_distance(it.key(), key) <= 2) {
+    if (!seen_.count(it.key()) && !is_known_field_name(it.key()) &&
+        edit_distance(it.key(), key) <= 2) {
       fail("unknown_field", join_path(path_, it.key()),
            "unknown field \"" + it.key() + "\"; did you mean \"" + key + "\"?");
     }
@@ -118,16 +150,15 @@ void ObjectReader::fail_missing(const char* key, const std::string& expected) co
   fail("missing_field", path(key), "required: " + expected);
 }
 
-ObjectReader::ObjectReader(const json& j, std::string path) : j_(j), path_(std::move(path)) {
-  if (!j_.is_object()) {
-    fail("wrong_type", path_.empty() ? "$" : path_,
-         "expected an object, got " + json_type_name(j_));
-  }
-}
-
 bool ObjectReader::has(const char* key) const {
   auto it = j_.find(key);
   return it != j_.end() && !it->is_null();
+}
+
+const json* ObjectReader::present(const char* key) {
+  seen_.insert(key);
+  auto it = j_.find(key);
+  return it == j_.end() || it->is_null() ? nullptr : &*it;
 }
 
 const json& ObjectReader::raw(const char* key) {
@@ -137,87 +168,120 @@ const json& ObjectReader::raw(const char* key) {
   return *it;
 }
 
-long long ObjectReader::get_int(const char* key, long long lo, long long hi,
-                                std::optional<long long> def) {
-  seen_.insert(key);
-  if (!has(key)) {
-    if (def) return *def;
-    fail_missing(key, "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+long long ObjectReader::get_int(const char* key) {
+  const FieldDef& f = def(key);
+  if (const json* v = present(key)) return as_int(*v, path(key), f);
+  if (f.default_kind != DefaultKind::kValue) {
+    fail_missing(key, int_range(static_cast<long long>(f.min), static_cast<long long>(f.max)));
   }
-  return as_int(j_.at(key), path(key), lo, hi);
+  return static_cast<long long>(f.default_number);
 }
 
-double ObjectReader::get_number(const char* key, double lo, double hi, std::optional<double> def,
-                                bool lo_exclusive) {
-  seen_.insert(key);
-  if (!has(key)) {
-    if (def) return *def;
-    fail_missing(key, "a number");
-  }
-  return as_number(j_.at(key), path(key), lo, hi, lo_exclusive);
+long long ObjectReader::get_int(const char* key, long long derived) {
+  const FieldDef& f = def(key);
+  if (const json* v = present(key)) return as_int(*v, path(key), f);
+  return derived;
 }
 
-std::optional<double> ObjectReader::get_nullable_number(const char* key, double lo, double hi,
-                                                        bool lo_exclusive) {
-  seen_.insert(key);
-  if (!has(key)) return std::nullopt;
-  return as_number(j_.at(key), path(key), lo, hi, lo_exclusive);
+double ObjectReader::get_number(const char* key) {
+  const FieldDef& f = def(key);
+  if (const json* v = present(key)) return as_number(*v, path(key), f);
+  if (f.default_kind != DefaultKind::kValue) fail_missing(key, number_range(f));
+  return f.default_number;
 }
 
-std::optional<long long> ObjectReader::get_nullable_int(const char* key, long long lo,
-                                                        long long hi) {
-  seen_.insert(key);
-  if (!has(key)) return std::nullopt;
-  return as_int(j_.at(key), path(key), lo, hi);
+double ObjectReader::get_number(const char* key, double derived) {
+  const FieldDef& f = def(key);
+  if (const json* v = present(key)) return as_number(*v, path(key), f);
+  return derived;
 }
 
-bool ObjectReader::get_bool(const char* key, std::optional<bool> def) {
-  seen_.insert(key);
-  if (!has(key)) {
-    if (def) return *def;
-    fail_missing(key, "true or false");
-  }
-  const json& v = j_.at(key);
-  if (!v.is_boolean()) fail("wrong_type", path(key), "expected true or false, got " + json_type_name(v));
-  return v.get<bool>();
+bool ObjectReader::get_bool(const char* key, bool derived) {
+  (void)def(key);
+  const json* v = present(key);
+  if (!v) return derived;
+  if (!v->is_boolean())
+    fail("wrong_type", path(key), "expected true or false, got " + json_type_name(*v));
+  return v->get<bool>();
 }
 
-std::string ObjectReader::get_string(const char* key, std::optional<std::string> def) {
-  seen_.insert(key);
-  if (!has(key)) {
-    if (def) return *def;
-    fail_missing(key, "a string");
-  }
-  const json& v = j_.at(key);
-  if (!v.is_string()) fail("wrong_type", path(key), "expected a string, got " + json_type_name(v));
-  return v.get<std::string>();
+bool ObjectReader::get_bool(const char* key) {
+  const FieldDef& f = def(key);
+  if (!has(key) && f.default_kind != DefaultKind::kValue) fail_missing(key, "true or false");
+  return get_bool(key, f.default_number != 0);
 }
 
-std::string ObjectReader::get_enum(const char* key, std::initializer_list<const char*> allowed,
-                                   std::optional<std::string> def) {
-  std::string choices;
-  for (const char* a : allowed) choices += (choices.empty() ? "\"" : ", \"") + std::string(a) + "\"";
-  seen_.insert(key);
-  if (!has(key) && !def) fail_missing(key, "one of " + choices);
-  const std::string s = get_string(key, def);
-  for (const char* a : allowed) {
-    if (s == a) return s;
-  }
-  fail("bad_value", path(key), "expected one of " + choices + ", got \"" + s + "\"");
+std::string ObjectReader::get_string(const char* key, const std::string& derived) {
+  (void)def(key);
+  const json* v = present(key);
+  if (!v) return derived;
+  if (!v->is_string())
+    fail("wrong_type", path(key), "expected a string, got " + json_type_name(*v));
+  return v->get<std::string>();
 }
 
-std::vector<int> ObjectReader::get_int_choices(const char* key, long long lo, long long hi) {
-  seen_.insert(key);
+std::string ObjectReader::get_string(const char* key) {
+  const FieldDef& f = def(key);
+  if (!has(key) && f.default_kind != DefaultKind::kValue) fail_missing(key, "a string");
+  return get_string(key, f.default_text);
+}
+
+std::string ObjectReader::get_enum(const char* key) {
+  const FieldDef& f = def(key);
+  if (const json* v = present(key)) return as_enum(*v, path(key), f);
+  if (f.default_kind != DefaultKind::kValue) fail_missing(key, "one of " + quoted_choices(f));
+  return f.default_text;
+}
+
+std::optional<long long> ObjectReader::get_optional_int(const char* key) {
+  const FieldDef& f = def(key);
+  if (const json* v = present(key)) return as_int(*v, path(key), f);
+  return std::nullopt;
+}
+
+std::optional<double> ObjectReader::get_optional_number(const char* key) {
+  const FieldDef& f = def(key);
+  if (const json* v = present(key)) return as_number(*v, path(key), f);
+  return std::nullopt;
+}
+
+std::vector<int> ObjectReader::get_int_choices(const char* key) {
+  const FieldDef& f = def(key);
   std::vector<int> out;
-  if (!has(key)) return out;
-  const json& v = j_.at(key);
-  if (v.is_array()) {
-    if (v.empty()) fail("bad_value", path(key), "expected a non-empty list of integers");
-    for (size_t i = 0; i < v.size(); ++i) {
-      out.push_back(static_cast<int>(as_int(v[i], index_path(path(key), i), lo, hi)));
-    }
-  } else {
-    out.push_back(static_cast<int>(as_int(v, path(key), lo, hi)));
+  const json* v = present(key);
+  if (!v) return out;
+  if (!v->is_array()) return {static_cast<int>(as_int(*v, path(key), f))};
+  if (v->empty()) fail("bad_value", path(key), "expected a non-empty list of integers");
+  for (size_t i = 0; i < v->size(); ++i) {
+    const int x = static_cast<int>(as_int((*v)[i], index_path(path(key), i), f));
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  }
+  return out;
+}
+
+std::vector<std::string> ObjectReader::get_enum_choices(const char* key) {
+  const FieldDef& f = def(key);
+  std::vector<std::string> out;
+  const json* v = present(key);
+  if (!v) return out;
+  if (!v->is_array()) return {as_enum(*v, path(key), f)};
+  if (v->empty()) fail("bad_value", path(key), "expected a non-empty list");
+  for (size_t i = 0; i < v->size(); ++i) {
+    std::string x = as_enum((*v)[i], index_path(path(key), i), f);
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(std::move(x));
+  }
+  return out;
+}
+
+std::vector<std::string> ObjectReader::get_enum_list(const char* key) {
+  const FieldDef& f = def(key);
+  std::vector<std::string> out;
+  const json* v = present(key);
+  if (!v) return out;
+  if (!v->is_array()) fail("wrong_type", path(key), "expected a list of strings, got " + json_type_name(*v));
+  for (size_t i = 0; i < v->size(); ++i) {
+    std::string x = as_enum((*v)[i], index_path(path(key), i), f);
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(std::move(x));
   }
   return out;
 }
@@ -226,7 +290,7 @@ void ObjectReader::finish() const {
   for (auto it = j_.begin(); it != j_.end(); ++it) {
     if (!seen_.count(it.key())) {
       fail("unknown_field", join_path(path_, it.key()),
-           "unknown field \"" + it.key() + "\" (check the spelling against SCENARIO.md)");
+           "unknown field \"" + it.key() + "\" (see docs/fields.md for the field list)");
     }
   }
 }

@@ -1,10 +1,16 @@
 #include "hapmoe/megatron_emit.hpp"
 
 #include <sstream>
+#include <vector>
+
+#include "hapmoe/hardware.hpp"
 
 namespace hapmoe {
 
 namespace {
+// Compute capability from which Megatron no longer needs CUDA_DEVICE_MAX_CONNECTIONS=1.
+constexpr double kCudaArchNoMaxConnections = 10;
+
 std::string repeat_t(int n) {
   if (n <= 0) return "";
   if (n == 1) return "t";
@@ -133,7 +139,7 @@ MegatronCommand megatron_command(const Scenario& s, const PlanSpec& p) {
     kv("--moe-token-dispatcher-type", to_string(t.moe_token_dispatcher_type));
     if (t.moe_token_dispatcher_type == Dispatcher::kFlex) kv("--moe-flex-dispatcher-backend", "deepep");
     flag("--moe-grouped-gemm");
-    if (t.overlap_moe_expert_parallel_comm) flag("--overlap-moe-expert-parallel-comm");
+    if (t.overlap_moe_expert_parallel_comm) flag("--overlap-moe-expert-parallel-comm --delay-wgrad-compute");
   }
   // Optimizer, precision, overlap
   if (t.use_distributed_optimizer) flag("--use-distributed-optimizer");
@@ -141,9 +147,23 @@ MegatronCommand megatron_command(const Scenario& s, const PlanSpec& p) {
   if (t.overlap_param_gather) flag("--overlap-param-gather");
   flag("--bf16");
   if (t.precision == Precision::kFp8) {
-    const std::string recipe = s.cluster.groups[p.stages.front().group].gpu.fp8_recipe;
+    std::vector<const GpuSpec*> gpus;
+    for (const auto& st : p.stages) gpus.push_back(&s.cluster.groups[st.group].gpu);
+    const std::string recipe = fp8_recipe_for(t.fp8_recipe, gpus);
     kv("--fp8-format", recipe == "mxfp8" ? "e4m3" : "hybrid");
-    kv("--fp8-recipe", recipe);
+    kv("--fp8-recipe", recipe.empty() ? "tensorwise" : recipe);
+    if (t.fp8_param_gather) flag("--fp8-param-gather");
+  }
+  if (t.grad_reduce_in_bf16) flag("--grad-reduce-in-bf16");
+  if (t.optimizer.precision_aware) {
+    flag("--use-precision-aware-optimizer");
+    kv("--main-grads-dtype", t.optimizer.main_grads_dtype);
+    kv("--main-params-dtype", t.optimizer.main_params_dtype);
+    kv("--exp-avg-dtype", t.optimizer.exp_avg_dtype);
+    kv("--exp-avg-sq-dtype", t.optimizer.exp_avg_sq_dtype);
+  }
+  if (t.cuda_graphs) {
+    flag("--cuda-graph-impl local --cuda-graph-scope full_iteration --te-rng-tracker");
   }
   // Recompute (one setting for all stages in upstream Megatron-LM)
   const Recompute rc = p.stages.front().recompute;
@@ -158,12 +178,14 @@ MegatronCommand megatron_command(const Scenario& s, const PlanSpec& p) {
 
   MegatronCommand cmd;
   cmd.args = a.str();
-  bool blackwell_only = true;
+  // Megatron asks for CUDA_DEVICE_MAX_CONNECTIONS=1 with TP or CP > 1 before compute
+  // capability 10 (megatron.md, validate_args rule 5).
+  bool pre_blackwell = false;
   for (const auto& st : p.stages) {
-    const std::string& id = s.cluster.groups[st.group].gpu.id;
-    blackwell_only = blackwell_only && (id == "b200" || id == "gb200");
+    const double arch = s.cluster.groups[st.group].gpu.cuda_arch;
+    pre_blackwell = pre_blackwell || arch < kCudaArchNoMaxConnections;
   }
-  if ((p.tp > 1 || p.cp > 1) && !blackwell_only) cmd.env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1";
+  if ((p.tp > 1 || p.cp > 1) && pre_blackwell) cmd.env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1";
   const int gpn = s.cluster.groups[p.stages.front().group].gpus_per_node;
   const long long world = static_cast<long long>(p.tp) * p.cp * p.dp * p.pp;
   const long long nodes = (world + gpn - 1) / gpn;

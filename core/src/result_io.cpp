@@ -52,7 +52,12 @@ json stage_breakdown(const PlanSpec& p, size_t i, const StageCost& c,
 }  // namespace
 
 json metrics_to_json(const PlanMetrics& m) {
+  const double err = m.iteration_time_error_fraction;
   return {{"iteration_time_s", round_sig(m.iteration_time_s)},
+          {"iteration_time_error_fraction", err},
+          {"iteration_time_range_s",
+           json::array({round_sig(m.iteration_time_s * (1 - err)), round_sig(m.iteration_time_s * (1 + err))})},
+          {"iteration_time_error_calibrated", m.error_calibrated},
           {"tokens_per_s", round_sig(m.tokens_per_s)},
           {"tokens_per_s_per_gpu", round_sig(m.tokens_per_s_per_gpu)},
           {"tflops_per_gpu", round_sig(m.tflops_per_gpu)},

@@ -158,11 +158,13 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   const size_t top_k = static_cast<size_t>(std::max(1, s.search.top_k));
   std::vector<Ranked> best;  // sorted, at most top_k
   SplitCounters counters;
-  SplitScratch scratch;
+  IncrementalSplit dp;
   auto threshold = [&]() { return best.size() < top_k ? 1e300 : best.back().objective; };
   const std::vector<int>& fixed = s.search.layer_split;
   std::vector<const GroupLayerTimes*> tv;
   std::vector<int> stages, caps;
+  std::vector<GroupBoundTerms> terms;
+  std::vector<std::vector<int>> options;
   size_t done = 0;
   for (const SearchEntry& e : entries) {
     if (control.cancel && control.cancel->load()) {
@@ -189,8 +191,17 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
       stages.push_back(shape.stages_per_group[g]);
       caps.push_back(max_layers_in_memory(s, *model, mesh));
     }
-    const double tight =
-        set_lower_bound_s(tv, stages, s.model.num_layers, num_microbatches(s.training, mesh), mesh.vpp, false, &caps);
+    const long long m = num_microbatches(s.training, mesh);
+    terms.clear();
+    for (size_t i = 0; i < set.groups.size(); ++i) {
+      terms.push_back(group_bound_terms(s, *cache.get(mesh, set.groups[i]), *tv[i], mesh));
+    }
+    const PositionBound positions(terms, mesh.pp, s.model.num_layers, m, mesh.vpp);
+    std::vector<int> any(terms.size());
+    for (size_t i = 0; i < any.size(); ++i) any[i] = static_cast<int>(i);
+    options.assign(mesh.pp, any);
+    const double tight = std::max(set_lower_bound_s(tv, stages, s.model.num_layers, m, mesh.vpp, false, &caps),
+                                  positions.lower_bound_s(options));
     if (tight >= 1e300) {
       ++st.pruned["stage_memory_bound"];
       continue;
@@ -203,23 +214,77 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
       ++st.pruned["stage_layers_at_least_vpp"];
       continue;
     }
-    space.for_each_order(shape, set, [&](const std::vector<int>& stage_groups) {
+    // Bound of every order that starts with `prefix`: its positions hold their groups, the
+    // positions after it any group still to place.
+    auto index_of = [&](int g) {
+      return static_cast<int>(std::lower_bound(set.groups.begin(), set.groups.end(), g) - set.groups.begin());
+    };
+    // Orders that start with `prefix`: its positions hold their groups, later positions any
+    // group still to place.
+    auto prefix_reaches = [&](const std::vector<int>& prefix, const std::vector<int>& rest) {
+      std::vector<int> later;
+      for (int g : rest) later.push_back(index_of(g));
+      for (size_t i = 0; i < options.size(); ++i) {
+        if (i < prefix.size()) options[i].assign(1, index_of(prefix[i]));
+        else options[i] = later;
+      }
+      return positions.reaches(options, threshold());
+    };
+    // The layer-split DP runs stage by stage along the DFS over orders: a prefix's stages are
+    // split once for every order that starts with it. A stage is pushed once its next link is
+    // known, i.e. when the block after it is placed (or at the end of the pipeline).
+    std::vector<const StageCostModel*> set_models;
+    for (int g : set.groups) set_models.push_back(cache.get(mesh, g));
+    dp.reset(mesh, s.model.num_layers, m, cheapest_layer_times(set_models, s.model.num_layers));
+    std::vector<int> depths;
+    auto push_until = [&](const std::vector<int>& stage_groups, int end) {
+      const std::vector<StageLinks> links = stage_links(s.cluster, mesh.stage_gpus(), stage_groups);
+      while (dp.depth() < end) {
+        const int i = dp.depth();
+        if (!dp.push(*set_models[index_of(stage_groups[i])], links[i], threshold(), &counters)) return false;
+      }
+      return true;
+    };
+    auto keep = [&](const std::vector<int>& prefix, const std::vector<int>& rest) {
+      if (prefix_reaches(prefix, rest)) {
+        ++st.pruned["order_bound"];
+        return false;
+      }
+      depths.push_back(dp.depth());
+      if (fixed.empty() && !push_until(prefix, static_cast<int>(prefix.size()) - 1)) {
+        while (dp.depth() > depths.back()) dp.pop();
+        depths.pop_back();
+        ++st.pruned["order_split_bound"];
+        return false;
+      }
+      return true;
+    };
+    auto leave = [&](const std::vector<int>&) {
+      while (dp.depth() > depths.back()) dp.pop();
+      depths.pop_back();
+    };
+    space.for_each_order(shape, set, keep, leave, [&](const std::vector<int>& stage_groups) {
       if (st.evaluated >= budget.max_orders || counters.stage_costs >= budget.max_stage_costs) {
         st.budget_reached = true;
         return false;
       }
-      SplitProblem p = make_split_problem(s, mesh, stage_groups, cache);
-      p.incumbent_s = threshold();
-      p.scratch = &scratch;
+      if (set.groups.size() > 1 && prefix_reaches(stage_groups, {})) {
+        ++st.pruned["order_bound"];
+        return true;
+      }
       ++st.evaluated;
       std::optional<SplitResult> split;
       if (!fixed.empty()) {
+        const SplitProblem p = make_split_problem(s, mesh, stage_groups, cache);
         const auto obj = split_objective(p, fixed, &counters);
-        if (obj && *obj < p.incumbent_s) split = SplitResult{fixed, *obj};
+        if (obj && *obj < threshold()) split = SplitResult{fixed, *obj};
       } else {
-        split = best_layer_split(p, &counters);
+        const int start_depth = dp.depth();
+        if (push_until(stage_groups, mesh.pp)) split = dp.best(threshold());
+        while (dp.depth() > start_depth) dp.pop();
       }
       if (!split) return true;
+      const SplitProblem p = make_split_problem(s, mesh, stage_groups, cache);
       PlanSpec plan = plan_of(mesh, s.cluster, stage_groups, split->layers);
       Ranked cand{split->objective_s, plan_key(plan), evaluate_split_problem(s, p, plan)};
       best.insert(std::upper_bound(best.begin(), best.end(), cand, better), std::move(cand));

@@ -1,5 +1,7 @@
 #include "hapmoe/specs.hpp"
 
+#include <tuple>
+
 namespace hapmoe {
 
 const char* to_string(Precision p) { return p == Precision::kFp8 ? "fp8" : "bf16"; }
@@ -23,16 +25,15 @@ const char* to_string(Dispatcher d) {
 // Every field, so that groups differing in any override are never treated as interchangeable
 // (add new GpuSpec fields here; tests/candidate_space_test.cpp perturbs each one).
 bool operator==(const GpuSpec& a, const GpuSpec& b) {
-  return a.id == b.id && a.name == b.name && a.vendor == b.vendor && a.memory_gib == b.memory_gib &&
-         a.bf16_tflops == b.bf16_tflops && a.fp8_tflops == b.fp8_tflops && a.hbm_gbps == b.hbm_gbps &&
-         a.intra_node_gbps == b.intra_node_gbps && a.inter_node_gbps == b.inter_node_gbps &&
-         a.gpus_per_node == b.gpus_per_node && a.reserved_memory_gib == b.reserved_memory_gib &&
-         a.fp8_recipe == b.fp8_recipe && a.gemm_efficiency == b.gemm_efficiency &&
-         a.fp8_gemm_speedup == b.fp8_gemm_speedup && a.attention_efficiency == b.attention_efficiency &&
-         a.grouped_gemm_half_tokens == b.grouped_gemm_half_tokens && a.expert_overhead_us == b.expert_overhead_us &&
-         a.fp8_expert_overhead_factor == b.fp8_expert_overhead_factor && a.layer_overhead_us == b.layer_overhead_us &&
-         a.hbm_efficiency == b.hbm_efficiency && a.intra_node_efficiency == b.intra_node_efficiency &&
-         a.inter_node_efficiency == b.inter_node_efficiency && a.source == b.source;
+  auto fields = [](const GpuSpec& g) {
+    return std::tie(g.id, g.name, g.vendor, g.memory_gib, g.bf16_tflops, g.fp8_tflops, g.hbm_gbps, g.intra_node_gbps,
+                    g.inter_node_gbps, g.gpus_per_node, g.reserved_memory_gib, g.host_link_gbps, g.fp8_recipes,
+                    g.cuda_arch, g.generation, g.gemm_efficiency, g.fp8_gemm_speedup, g.attention_efficiency,
+                    g.grouped_gemm_half_tokens, g.expert_host_us, g.layer_host_us, g.hbm_efficiency,
+                    g.intra_node_efficiency, g.inter_node_efficiency, g.alltoall_intra_node_efficiency,
+                    g.alltoall_inter_node_efficiency, g.assumed, g.efficiency_source, g.source);
+  };
+  return fields(a) == fields(b);
 }
 
 bool operator==(const NodeGroup& a, const NodeGroup& b) {

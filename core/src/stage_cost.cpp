@@ -7,18 +7,48 @@
 
 namespace hapmoe {
 
-double ep_exposed_fraction(const TrainingSpec& t) {
-  return t.overlap_moe_expert_parallel_comm ? kEpOverlapExposedFraction : 1.0;
-}
 
 namespace {
 
-constexpr double kBf16 = 2;
+constexpr double kBf16 = 2;  // bytes per BF16 element (activations, hidden states on the wire)
+constexpr double kFp32 = 4;  // bytes per fp32 element (logits, embedding gradients)
+constexpr double kFlopsPerMac = 2;  // one multiply-add = 2 FLOPs (Megatron's FLOPs formula)
+// Backward of an elementwise kernel reads the output gradient and the saved input and writes
+// the input gradient: about twice the forward traffic.
+constexpr double kElementwiseBackwardFactor = 2;
+// Communication of a forward pass is mirrored in backward (gradients of the same tensors).
+constexpr double kCommFwdPlusBwd = 2;
+// Dispatch and combine: the token all-to-all (or gather/scatter) runs twice per MoE forward.
+constexpr double kDispatchCombine = 2;
+// Selective recompute re-runs the two norms (read + write each) before their backward.
+constexpr double kNormRecomputeElementsPerHidden = 4;
+// Embedding lookup: read the row, write the output (per token, hidden-size elements).
+constexpr double kEmbeddingFwdElementsPerHidden = 2;
+// Embedding backward: fp32 scatter-add reads and writes the gradient row and the output grad.
+constexpr double kEmbeddingBwdElementsPerHidden = 4;
+// Cross-entropy over fp32 logits: max, exp-sum and gradient passes over the vocabulary.
+constexpr double kLossPassesPerLogit = 3;
+// MTP's projection of [embedding; hidden] (2h) back to h: 2h x h weights (DeepSeek-V3 MTP).
+constexpr double kMtpProjInputsPerHidden = 2;
 // Elementwise traffic per token on the attention side, in hidden-size elements: two RMSNorms
 // (read + write), two residual adds (read 2, write 1).
 constexpr double kAttnSideElementsPerHidden = 10;
+// --overlap-moe-expert-parallel-comm pairs the forward of one micro-batch with the backward
+// of another, so a layer's dispatch/combine hides behind the other micro-batch's compute; the
+// share that stays exposed even when compute is longer (SM contention, unpaired warm-up and
+// cool-down micro-batches) is an assumption, not a published figure.
+constexpr double kEpOverlapMinExposedFraction = 0.1;
 // Megatron's default DDP bucket: max(40M, 1M x DP) parameters.
 constexpr double kDdpBucketParams = 40e6;
+
+// CUDA graphs keep their captured buffers: "a few GB (over 10 GB with PP > 1)"
+// (Megatron-Bridge docs/performance-guide.md, via calibration.md).
+constexpr double kCudaGraphMemoryGib = 3;
+constexpr double kCudaGraphMemoryPipelinedGib = 10;
+double cuda_graph_memory_gib(const TrainingSpec& t, int pp) {
+  if (!t.cuda_graphs) return 0;
+  return pp > 1 ? kCudaGraphMemoryPipelinedGib : kCudaGraphMemoryGib;
+}
 
 // Everything the per-layer terms need, derived once.
 struct LayerContext {
@@ -29,7 +59,7 @@ struct LayerContext {
   const NodeGroup& g;
   double tok = 0;   // tokens per micro-batch on this CP rank
   double tt = 0;    // tokens whose hidden-size tensors this GPU holds (SP-sharded)
-  Link tp_link, cp_link, scale_up, scale_out;
+  Link tp_link, cp_link, a2a_up, a2a_out;
   int ep_local = 1;
 
   LayerContext(const Scenario& s, const ModelShape& sh, const Mesh& me, int group)
@@ -38,20 +68,26 @@ struct LayerContext {
     tt = mesh.sequence_parallel ? tok / mesh.tp : tok;
     tp_link = group_link(g, mesh.tp);
     cp_link = group_link(g, static_cast<long long>(mesh.tp) * mesh.cp);
-    scale_up = scale_up_link(g);
-    scale_out = scale_out_link(g);
-    const long long span = static_cast<long long>(mesh.ep) * mesh.etp;
-    ep_local = span <= g.gpus_per_node ? mesh.ep : std::max(1, g.gpus_per_node / mesh.etp);
+    a2a_up = alltoall_scale_up_link(g);
+    a2a_out = alltoall_scale_out_link(g);
+    ep_local = ep_ranks_per_node(g, mesh.ep, mesh.etp);
   }
   ActivationInputs act_inputs() const {
-    return {tok, mesh.tp, mesh.sequence_parallel, mesh.etp, t.moe_load_imbalance, mesh.recompute};
+    return {tok, mesh.tp, mesh.sequence_parallel, mesh.etp, t.moe_load_imbalance, mesh.recompute,
+            t.precision == Precision::kFp8 ? kFp8ActivationBytes : kBf16ActivationBytes};
   }
   Precision p() const { return t.precision; }
+  bool graphs() const { return t.cuda_graphs; }
   double hidden_bytes() const { return tok * m.hidden_size * kBf16; }
 };
 
 struct Split {  // forward and backward pieces before exposure/recompute rules
   double fwd = 0, bwd = 0;
+  Split& operator+=(const Split& o) {
+    fwd += o.fwd;
+    bwd += o.bwd;
+    return *this;
+  }
 };
 
 // Attention block compute: projections (GEMM), core (flash attention, BF16), elementwise.
@@ -70,53 +106,60 @@ Split attention_compute(const LayerContext& c, int layer, double* core_fwd_s) {
     elem = c.tok * (m.num_attention_heads + m.query_groups()) * m.head_dim() * 2 / tp;  // rope
   }
   elem += kAttnSideElementsPerHidden * c.tt * h;
-  if (c.p() == Precision::kFp8) elem += 1.5 * c.tok * (h + m.num_attention_heads * v / tp);  // casts
-  const double gemm_flops = 2 * c.tok * c.shape.attention_gemm_params / tp;
+  const double gemm_flops = kFlopsPerMac * c.tok * c.shape.attention_gemm_params / tp;
   const double window = m.layer_is_windowed(layer) ? m.window_size : 0;
   const double core_flops =
       attention_core_fwd_flops(c.t.seq_length, window, m.num_attention_heads, qk, v) *
       c.mesh.micro_batch_size / (tp * c.mesh.cp);
   const double gemm = gemm_time_s(gemm_flops, min_dim, c.g.gpu, c.p());
   const double core = attention_core_time_s(core_flops, c.g.gpu);
-  const double ew = elementwise_time_s(elem * kBf16, c.g.gpu);
+  const double ew = elementwise_time_s(
+      elem * kBf16 + fp8_cast_bytes(c.tok * (h + m.num_attention_heads * v / tp), c.p()), c.g.gpu);
   *core_fwd_s = core;
-  return {gemm + core + ew, kGemmBackwardFactor * gemm + kAttentionBackwardFactor * core + 2 * ew};
+  return {gemm + core + ew,
+          kGemmBackwardFactor * gemm + kAttentionBackwardFactor * core + kElementwiseBackwardFactor * ew};
 }
 
 Split dense_mlp_compute(const LayerContext& c, int ffn_width, double params) {
   const double tp = c.mesh.tp, h = c.m.hidden_size;
-  const double gemm = gemm_time_s(2 * c.tok * params / tp, std::min<double>(h, ffn_width / tp), c.g.gpu, c.p());
-  double elem = c.tok * ffn_width / tp * (c.m.swiglu ? 3 : 2);
-  if (c.p() == Precision::kFp8) elem += 1.5 * c.tok * (h + ffn_width / tp);
-  const double ew = elementwise_time_s(elem * kBf16, c.g.gpu);
-  return {gemm + ew, kGemmBackwardFactor * gemm + 2 * ew};
+  const double gemm =
+      gemm_time_s(kFlopsPerMac * c.tok * params / tp, std::min<double>(h, ffn_width / tp), c.g.gpu, c.p());
+  const double elem = c.tok * ffn_width / tp * (c.m.swiglu ? 3 : 2);
+  const double ew = elementwise_time_s(elem * kBf16 + fp8_cast_bytes(c.tok * (h + ffn_width / tp), c.p()),
+                                       c.g.gpu);
+  return {gemm + ew, kGemmBackwardFactor * gemm + kElementwiseBackwardFactor * ew};
 }
 
-// Routed experts + router (+ shared expert). Expert FLOPs per GPU are k x tokens / TP
-// regardless of EP (DESIGN.md); EP sets tokens per local expert and the fixed per-expert cost.
-Split moe_compute(const LayerContext& c, double* act_fwd_s) {
+// MoE block GPU time, split at the dispatcher's token-count synchronisation: `pre` = router (+
+// shared expert), `experts` = routed grouped GEMMs and the token traffic around them
+// (moe_token_traffic_bytes + FP8 casts). Expert FLOPs per GPU are k x tokens / TP regardless of
+// EP (DESIGN.md); EP sets the tokens per local expert.
+struct MoeSplit {
+  Split pre, experts;
+  double act_fwd_s = 0;  // expert activation alone (what moe_act recompute re-runs)
+};
+MoeSplit moe_compute(const LayerContext& c) {
   const ModelSpec& m = c.m;
   const double tp = c.mesh.tp, h = m.hidden_size, k = m.moe_router_topk, rho = c.t.moe_load_imbalance;
   const double copies = k * c.tok / tp * rho;
   const double tokens_per_expert =
       static_cast<double>(c.mesh.etp) * c.mesh.ep * k * c.tok / (tp * m.num_experts);
-  const double routed_flops = 2 * copies * c.shape.expert_params;
+  const double routed_flops = kFlopsPerMac * copies * c.shape.expert_params;
   const double routed = grouped_gemm_time_s(routed_flops, tokens_per_expert,
                                             std::min<double>(h, m.moe_ffn_hidden_size / c.mesh.etp),
                                             c.g.gpu, c.p());
-  const double router = gemm_time_s(2 * c.tt * h * m.num_experts, m.num_experts, c.g.gpu, Precision::kBf16);
-  const double act_elem = copies * m.moe_ffn_hidden_size * (m.swiglu ? 3 : 2);
-  double elem = 4 * copies * c.mesh.etp * h  // permute + un-permute (read + write)
-                + act_elem + c.tt * m.num_experts * 3 * 2;  // fp32 router softmax / top-k
-  if (c.p() == Precision::kFp8) elem += 1.5 * copies * (c.mesh.etp * h + m.moe_ffn_hidden_size);
-  const double ew = elementwise_time_s(elem * kBf16, c.g.gpu);
-  const double fixed = expert_overhead_s(static_cast<double>(m.num_experts) / c.mesh.ep, c.g.gpu, c.p());
-  *act_fwd_s = elementwise_time_s(act_elem * kBf16, c.g.gpu);
-  Split s{routed + router + ew + fixed, kGemmBackwardFactor * (routed + router) + 2 * (ew + fixed)};
+  const double router =
+      gemm_time_s(kFlopsPerMac * c.tt * h * m.num_experts, m.num_experts, c.g.gpu, Precision::kBf16);
+  const double traffic =
+      moe_token_traffic_bytes(copies, c.mesh.etp * h, m.moe_ffn_hidden_size, m.swiglu, c.tt, m.num_experts) +
+      fp8_cast_bytes(copies * (c.mesh.etp * h + m.moe_ffn_hidden_size), c.p());
+  const double ew = elementwise_time_s(traffic, c.g.gpu);
+  MoeSplit s;
+  s.act_fwd_s = elementwise_time_s(copies * m.moe_ffn_hidden_size * (m.swiglu ? 3 : 2) * kBf16, c.g.gpu);
+  s.experts = {routed + ew, kGemmBackwardFactor * routed + kElementwiseBackwardFactor * ew};
+  s.pre = {router, kGemmBackwardFactor * router};
   if (m.moe_shared_expert_intermediate_size > 0) {
-    const Split sh = dense_mlp_compute(c, m.moe_shared_expert_intermediate_size, c.shape.shared_expert_params);
-    s.fwd += sh.fwd;
-    s.bwd += sh.bwd;
+    s.pre += dense_mlp_compute(c, m.moe_shared_expert_intermediate_size, c.shape.shared_expert_params);
   }
   return s;
 }
@@ -141,7 +184,7 @@ Split cp_comm(const LayerContext& c, double core_fwd_s) {
   const double comm = (c.mesh.cp - 1) * p2p_time_s(step_bytes, c.cp_link);
   const double window = core_fwd_s * (c.mesh.cp - 1) / c.mesh.cp;
   return {exposed_after_overlap_s(comm, window, 0),
-          exposed_after_overlap_s(2 * comm, kAttentionBackwardFactor * window, 0)};
+          exposed_after_overlap_s(kCommFwdPlusBwd * comm, kAttentionBackwardFactor * window, 0)};
 }
 
 // Token dispatch + combine of one MoE layer's forward (alltoall / flex over EP, allgather over
@@ -154,47 +197,62 @@ double ep_comm_fwd_s(const LayerContext& c) {
   if (c.t.moe_token_dispatcher_type == Dispatcher::kAllgather) {
     const long long n = static_cast<long long>(c.mesh.tp) * ep;
     const Link link = group_link(c.g, n * c.mesh.cp);
-    t = 2 * ring_collective_time_s(c.tok * ep * h * kBf16, n, link);  // tok/tp tokens from each of tp x ep ranks
+    t = kDispatchCombine * ring_collective_time_s(allgather_dispatch_bytes(c.tok / c.mesh.tp, h * kBf16, static_cast<int>(n)), n,
+                                   link);
   } else if (ep > 1) {
-    // Across nodes a token travels once per distinct remote node and fans out inside it
-    // (hierarchical dispatch; DESIGN.md "What moves MoE step time most").
-    const bool dedup = true;
     const AlltoallTraffic traffic =
-        ep_dispatch_traffic(c.tok / c.mesh.tp, h * kBf16, m.moe_router_topk, ep, c.ep_local, dedup,
-                            m.moe_router_num_groups, m.moe_router_group_topk);
-    t = 2 * alltoall_time_s(traffic, c.scale_up, c.scale_out) * rho;
+        ep_dispatch_traffic(c.t.moe_token_dispatcher_type, c.tok / c.mesh.tp, h * kBf16, m.moe_router_topk,
+                            ep, c.ep_local, m.moe_router_num_groups, m.moe_router_group_topk);
+    t = kDispatchCombine * alltoall_time_s(traffic, c.a2a_up, c.a2a_out) * rho;
   }
   if (etp > 1) {
     const double copies = m.moe_router_topk * c.tok / c.mesh.tp * rho;
-    t += 2 * ring_collective_time_s(copies * etp * h * kBf16, etp, group_link(c.g, etp));
+    t += kDispatchCombine * ring_collective_time_s(copies * etp * h * kBf16, etp, group_link(c.g, etp));
   }
-  return t * ep_exposed_fraction(c.t);
+  return t;
 }
 
 LayerCost make_layer_cost(const LayerContext& c, int layer) {
   const ModelSpec& m = c.m;
   LayerCost lc;
   double core_fwd = 0, act_fwd = 0;
-  const Split attn = attention_compute(c, layer, &core_fwd);
+  Split gpu = attention_compute(c, layer, &core_fwd);
+  Split experts;  // launched after the dispatcher's token-count sync
+  double expert_host = 0;
+  if (m.layer_is_moe(layer)) {
+    const MoeSplit moe = moe_compute(c);
+    gpu += moe.pre;
+    experts = moe.experts;
+    act_fwd = moe.act_fwd_s;
+    expert_host = expert_host_launch_s(static_cast<double>(m.num_experts) / c.mesh.ep, c.g.gpu);
+  } else {
+    gpu += dense_mlp_compute(c, m.ffn_hidden_size, c.shape.dense_mlp_params);
+  }
+  // Forward: the host cannot run ahead across the token-count sync, so the sections before and
+  // after it are each max(GPU, host); backward has no sync: one max over the whole layer.
+  const double layer_host = layer_host_launch_s(c.g.gpu);
+  lc.fwd_s = host_bound_time_s(gpu.fwd, layer_host, c.graphs()) +
+             host_bound_time_s(experts.fwd, expert_host, c.graphs());
+  lc.bwd_s = host_bound_time_s(gpu.bwd + experts.bwd, kHostBackwardFactor * (layer_host + expert_host),
+                               c.graphs());
   const bool moe = m.layer_is_moe(layer);
-  const Split mlp = moe ? moe_compute(c, &act_fwd)
-                        : dense_mlp_compute(c, m.ffn_hidden_size, c.shape.dense_mlp_params);
-  const double overhead = layer_overhead_s(c.g.gpu);
-  lc.fwd_s = attn.fwd + mlp.fwd + overhead;
-  lc.bwd_s = attn.bwd + mlp.bwd + 2 * overhead;
 
   const double tp_f = tp_comm_fwd_s(c, layer);
   const Split cp = cp_comm(c, core_fwd);
-  const double ep_f = moe ? ep_comm_fwd_s(c) : 0;
-  lc.tp_s = 2 * tp_f;
+  double ep_f = moe ? ep_comm_fwd_s(c) : 0;  // forward; backward moves the same bytes
+  if (c.t.overlap_moe_expert_parallel_comm) {
+    ep_f = exposed_after_overlap_s(kCommFwdPlusBwd * ep_f, lc.fwd_s + lc.bwd_s, kEpOverlapMinExposedFraction) /
+           kCommFwdPlusBwd;
+  }
+  lc.tp_s = kCommFwdPlusBwd * tp_f;
   lc.cp_s = cp.fwd + cp.bwd;
-  lc.ep_s = 2 * ep_f;
+  lc.ep_s = kCommFwdPlusBwd * ep_f;
   lc.fwd_comm_s = tp_f + cp.fwd + ep_f;
 
   if (c.mesh.recompute == Recompute::kSelective) {
     // core_attn, layernorm, moe_act (+ mla_up_proj) are re-run before their backward.
     lc.bwd_s += core_fwd + act_fwd +
-                elementwise_time_s(4 * c.tt * m.hidden_size * kBf16, c.g.gpu);
+                elementwise_time_s(kNormRecomputeElementsPerHidden * c.tt * m.hidden_size * kBf16, c.g.gpu);
   } else if (c.mesh.recompute == Recompute::kFull) {
     lc.bwd_s += lc.fwd_s;
     lc.tp_s += tp_f;
@@ -241,21 +299,21 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
 
   // Input embedding (first stage): lookup writes, gradient scatter-add.
   const double tp = mesh.tp, h = m.hidden_size, vocab = shape.padded_vocab;
-  first_extras_.fwd_s = elementwise_time_s(2 * c.tt * h * kBf16, c.g.gpu);
-  first_extras_.bwd_s = elementwise_time_s(4 * c.tt * h * 4, c.g.gpu);
+  first_extras_.fwd_s = elementwise_time_s(kEmbeddingFwdElementsPerHidden * c.tt * h * kBf16, c.g.gpu);
+  first_extras_.bwd_s = elementwise_time_s(kEmbeddingBwdElementsPerHidden * c.tt * h * kFp32, c.g.gpu);
   first_extras_.dense_params = shape.embedding_params / tp;
   first_extras_.activation_bytes = c.tt * h * kBf16;
   // Output layer and loss (last stage), and the MTP layers with their own heads.
-  const double logits_gemm = gemm_time_s(2 * c.tok * h * vocab / tp, std::min(h, vocab / tp), c.g.gpu, Precision::kBf16);
-  const double loss = elementwise_time_s(3 * c.tok * vocab / tp * 4, c.g.gpu);
+  const double logits_gemm = gemm_time_s(kFlopsPerMac * c.tok * h * vocab / tp, std::min(h, vocab / tp), c.g.gpu, Precision::kBf16);
+  const double loss = elementwise_time_s(kLossPassesPerLogit * c.tok * vocab / tp * kFp32, c.g.gpu);
   const double head_tp = mesh.tp > 1 ? ring_collective_time_s(c.hidden_bytes(), mesh.tp, c.tp_link) : 0;
   const int mtp = m.mtp_num_layers;
   const LayerCost& last = layers_.back();
   last_extras_.fwd_s = (1 + mtp) * (logits_gemm + loss) + mtp * last.fwd_s +
-                       mtp * gemm_time_s(2 * c.tok * 2 * h * h / tp, h, c.g.gpu, c.p());
+                       mtp * gemm_time_s(kFlopsPerMac * c.tok * kMtpProjInputsPerHidden * h * h / tp, h, c.g.gpu, c.p());
   last_extras_.bwd_s = (1 + mtp) * (kGemmBackwardFactor * logits_gemm + loss) + mtp * last.bwd_s +
-                       mtp * kGemmBackwardFactor * gemm_time_s(2 * c.tok * 2 * h * h / tp, h, c.g.gpu, c.p());
-  last_extras_.tp_s = (1 + mtp) * 2 * head_tp + mtp * last.tp_s;
+                       mtp * kGemmBackwardFactor * gemm_time_s(kFlopsPerMac * c.tok * kMtpProjInputsPerHidden * h * h / tp, h, c.g.gpu, c.p());
+  last_extras_.tp_s = (1 + mtp) * kCommFwdPlusBwd * head_tp + mtp * last.tp_s;
   last_extras_.ep_s = mtp * last.ep_s;
   last_extras_.fwd_comm_s = (1 + mtp) * head_tp + mtp * last.fwd_comm_s;
   if (!m.untie_embeddings_and_output_weights || mtp > 0) embedding_copy_params_ = shape.embedding_params / tp;
@@ -288,8 +346,8 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   sc.cp_s = sum_cp_[b] - sum_cp_[a];
   sc.ep_s = sum_ep_[b] - sum_ep_[a] + ex.ep_s;
   double p2p = 0;
-  if (links.prev) p2p += 2 * p2p_time_s(p2p_bytes_, *links.prev);
-  if (links.next) p2p += 2 * p2p_time_s(p2p_bytes_, *links.next);
+  if (links.prev) p2p += kCommFwdPlusBwd * p2p_time_s(p2p_bytes_, *links.prev);
+  if (links.next) p2p += kCommFwdPlusBwd * p2p_time_s(p2p_bytes_, *links.next);
   sc.pp_s = mesh_.vpp > 1 ? p2p * mesh_.vpp * kInterleavedP2pExposedFraction : p2p;
 
   // Data-parallel gradient reduce-scatter / parameter all-gather, overlapped with the last
@@ -300,10 +358,12 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   const long long expert_shards = mesh_.expert_dp();
   const Link dp_link = group_link(g, mesh_.stage_gpus());
   const bool distopt = s_.training.use_distributed_optimizer;
-  double reduce = ring_collective_time_s(dense * kGradBytes, dense_shards, dp_link) +
-                  ring_collective_time_s(expert * kGradBytes, expert_shards, dp_link);
-  double gather = ring_collective_time_s(dense * kParamBytes, dense_shards, dp_link) +
-                  ring_collective_time_s(expert * kParamBytes, expert_shards, dp_link);
+  const WeightBytes wb = weight_bytes(s_.training);
+  const double gather_bytes = wb.fp8_param_gather ? kFp8ActivationBytes : wb.param;  // FP8 params gather as FP8
+  double reduce = ring_collective_time_s(dense * wb.grad, dense_shards, dp_link) +
+                  ring_collective_time_s(expert * wb.grad, expert_shards, dp_link);
+  double gather = ring_collective_time_s(dense * gather_bytes, dense_shards, dp_link) +
+                  ring_collective_time_s(expert * gather_bytes, expert_shards, dp_link);
   if (!distopt) {
     reduce *= 2;
     gather = 0;
@@ -316,13 +376,14 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   const double owned = distopt ? dense / dense_shards + expert / expert_shards : dense + expert;
   sc.optimizer_s = optimizer_step_time_s(owned, dense + expert, g.gpu);
 
-  sc.weights = weight_memory(dense, expert, dense_shards, expert_shards, distopt);
+  const double layer_params = sum_dense_[b] - sum_dense_[a] + sum_expert_[b] - sum_expert_[a];
+  sc.weights = weight_memory(dense, expert, dense_shards, expert_shards, distopt, wb, layer_params);
   sc.in_flight = in_flight_microbatches(stage, mesh_.pp, mesh_.vpp, num_microbatches(s_.training, mesh_));
   double act = sc.in_flight * (sum_act_[b] - sum_act_[a]);
   if (first) act += sc.in_flight * first_extras_.activation_bytes;
   if (last) act += last_extras_.activation_bytes;
   sc.activations_bytes = act + working_bytes_;
-  sc.reserved_bytes = g.gpu.reserved_memory_gib * kGiB;
+  sc.reserved_bytes = (g.gpu.reserved_memory_gib + cuda_graph_memory_gib(s_.training, mesh_.pp)) * kGiB;
   sc.capacity_bytes = g.gpu.memory_gib * kGiB;
   return sc;
 }

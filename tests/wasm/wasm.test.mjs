@@ -34,6 +34,21 @@ test('version and presets', () => {
   for (const id of ['16-1-h', '16-1', '32-3']) assert.ok(p.clusters[id], id);
 });
 
+test('schema(): the field table, identical to the native CLI', () => {
+  const s = JSON.parse(M.schema());
+  assert.equal(s.format, 'hapmoe.schema/1');
+  assert.equal(s.scenario_format, 'hapmoe.scenario/1');
+  const byPath = new Map(s.fields.map((f) => [f.path, f]));
+  assert.equal(byPath.size, s.fields.length, 'paths are unique');
+  const layers = byPath.get('model.num_layers');
+  assert.deepEqual([layers.type, layers.min, layers.default_kind], ['int', 1, 'required']);
+  assert.deepEqual(byPath.get('training.precision').allowed, ['bf16', 'fp8']);
+  assert.equal(byPath.get('cluster.groups[].gpu.gemm_efficiency').default, 0.72);
+  for (const f of s.fields) assert.ok(f.help.length > 10, f.path);
+  const native = execFileSync(CLI, ['schema', '--json']).toString();
+  assert.deepEqual(s, JSON.parse(native));
+});
+
 for (const f of examples) {
   test(`plan ${f}: wasm result is byte-identical to the native CLI`, () => {
     const text = fs.readFileSync(path.join(REPO, 'examples', f), 'utf8');

@@ -47,7 +47,8 @@ SplitProblem make_split_problem(const Scenario& s, const Mesh& mesh, const std::
 // communication, without stage extras) and the sum over layers of that group's layer times.
 struct GroupLayerTimes {
   double min_layer_s = 0;
-  std::vector<double> layer_s;  // per layer
+  std::vector<double> layer_s;         // per layer
+  std::vector<double> cheapest_sum_s;  // [n]: sum of the n cheapest layer times (n = 0..L)
 };
 GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers);
 
@@ -68,6 +69,50 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
 // position: every layer costs at least the smallest per-layer weights + gradients + optimizer
 // state (sharded as `mesh` shards them) + one micro-batch of activations; no stage extras.
 int max_layers_in_memory(const Scenario& s, const StageCostModel& model, const Mesh& mesh);
+
+// What the position-aware bounds need of one group's stages under one mesh.
+struct GroupBoundTerms {
+  const GroupLayerTimes* times = nullptr;
+  double room_bytes = 0;        // memory capacity - reserved, per GPU
+  // [n]: the n smallest per-layer weights + gradients + optimizer state (sharded), and the n
+  // smallest per-layer activation bytes of one micro-batch (n = 0..L): any n layers need at least
+  // lightest_bytes[n] + in_flight x lightest_act_bytes[n].
+  std::vector<double> lightest_bytes, lightest_act_bytes;
+  double first_extra_s = 0, last_extra_s = 0;  // embedding / output layer time per micro-batch
+};
+GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model, const GroupLayerTimes& times,
+                                  const Mesh& mesh);
+
+// Lower bounds on the iteration time of pipeline positions 0..pp-1 of one group set, where
+// position i may hold a stage of any group in options[i] (indices into `terms`; one group per
+// position: a fixed order or prefix; several: every order). Stage i of group g holds n layers
+// only if lightest_bytes[n] + in_flight(i) x lightest_act_bytes[n] <= room, and costs at least
+// cheapest_sum_s[n] (+ the end extras at positions 0 and pp-1); sum_c >= every layer on the set's
+// cheapest group + the ends' least extras; max_c >= the least C at which the positions can hold
+// all layers, each position >= vpp of them. Built once per (mesh, group set).
+class PositionBound {
+ public:
+  using Options = std::vector<std::vector<int>>;
+  PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, int num_layers, long long num_microbatches,
+                int vpp);
+  // The bound (1e300 when no assignment fits in memory).
+  double lower_bound_s(const Options& options) const;
+  // bound >= threshold_s, decided with one capacity evaluation.
+  bool reaches(const Options& options, double threshold_s) const;
+
+ private:
+  bool prepare(const Options& options, double* sum_c, double* floor_c) const;
+  bool holds(const Options& options, double c) const;
+  double objective(double sum_c, double max_c) const;
+  const std::vector<GroupBoundTerms>& terms_;
+  int pp_, num_layers_;
+  long long m_;
+  int vpp_;
+  std::vector<std::vector<int>> fit_;       // [group][position]: layers that fit in memory
+  std::vector<std::vector<double>> extra_;  // [group][position]: end extras
+  std::vector<std::vector<double>> floor_;  // [group][position]: least time of vpp layers (1e300: none fit)
+  double layers_sum_c_ = 0;
+};
 
 // Weights, gradients and optimizer state of all layers (with distributed-optimizer sharding, the
 // most favourable case) against the free memory of the stages. Returns the shortfall in bytes

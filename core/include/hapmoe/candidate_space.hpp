@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -48,9 +49,12 @@ class CandidateSpace {
   bool complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string* rule) const;
 
   // Stage groups (one per pipeline stage) of every distinct order of the set's groups, up to
-  // identical groups. Stops early when `fn` returns false.
-  template <class F>
-  bool for_each_order(const MeshShape& shape, const GroupSet& set, F fn) const;
+  // identical groups, built block by block: keep(prefix stage groups, groups still to place)
+  // returning false skips every order that starts with that prefix. Stops early when `fn`
+  // returns false.
+  // leave(prefix) is called after the orders under a kept prefix are done.
+  template <class Keep, class Leave, class F>
+  bool for_each_order(const MeshShape& shape, const GroupSet& set, Keep keep, Leave leave, F fn) const;
 
  private:
   bool next_set(const MeshShape& shape, std::vector<int>& counts) const;
@@ -90,25 +94,43 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
   return true;
 }
 
-template <class F>
-bool CandidateSpace::for_each_order(const MeshShape& shape, const GroupSet& set, F fn) const {
-  // Orders of classes (std::next_permutation visits each distinct multiset permutation once);
-  // the k-th occurrence of a class in an order takes the set's k-th group of that class.
-  std::vector<int> classes;
-  for (int g : set.groups) classes.push_back(class_of_[g]);
-  std::sort(classes.begin(), classes.end());
+template <class Keep, class Leave, class F>
+bool CandidateSpace::for_each_order(const MeshShape& shape, const GroupSet& set, Keep keep, Leave leave, F fn) const {
+  // Depth-first over distinct orders of the set's classes, in lexicographic class order; the k-th
+  // occurrence of a class takes the set's k-th group of that class (its lowest-index groups).
+  std::vector<int> left(class_groups_.size(), 0), taken(class_groups_.size(), 0), remaining;
+  for (int g : set.groups) ++left[class_of_[g]];
   std::vector<int> stage_groups;
-  std::vector<int> taken(class_groups_.size());
-  do {
-    stage_groups.clear();
-    std::fill(taken.begin(), taken.end(), 0);
-    for (int c : classes) {
-      const int g = class_groups_[c][taken[c]++];  // the set holds each class's lowest groups
-      stage_groups.insert(stage_groups.end(), shape.stages_per_group[g], g);
+  bool go_on = true;
+  std::function<void(size_t)> place = [&](size_t placed) {
+    if (placed == set.groups.size()) {
+      go_on = fn(stage_groups);
+      return;
     }
-    if (!fn(stage_groups)) return false;
-  } while (std::next_permutation(classes.begin(), classes.end()));
-  return true;
+    for (size_t c = 0; c < left.size() && go_on; ++c) {
+      if (left[c] == 0) continue;
+      const int g = class_groups_[c][taken[c]];
+      const size_t size = stage_groups.size();
+      stage_groups.insert(stage_groups.end(), shape.stages_per_group[g], g);
+      --left[c];
+      ++taken[c];
+      remaining.clear();
+      for (size_t r = 0; r < left.size(); ++r) {
+        for (int k = 0; k < left[r]; ++k) remaining.push_back(class_groups_[r][taken[r] + k]);
+      }
+      if (placed + 1 == set.groups.size()) {
+        place(placed + 1);
+      } else if (keep(stage_groups, remaining)) {
+        place(placed + 1);
+        leave(stage_groups);
+      }
+      ++left[c];
+      --taken[c];
+      stage_groups.resize(size);
+    }
+  };
+  place(0);
+  return go_on;
 }
 
 }  // namespace hapmoe

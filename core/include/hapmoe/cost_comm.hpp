@@ -27,13 +27,25 @@ double alltoall_time_s(const AlltoallTraffic& t, const Link& scale_up, const Lin
 // routing (group_topk of num_groups groups) caps it at group_topk x max(1, nodes/num_groups).
 double expected_distinct_nodes(int nodes, int topk, int num_groups, int group_topk);
 
-// MoE token dispatch traffic of one rank for `tokens` tokens of `token_bytes` each, top-k routing
-// over an EP group of `ep` ranks of which `ep_local` share this rank's node. Without node_dedup
-// every token-expert pair crosses separately; with it (hierarchical / DeepEP-style dispatch) a
-// token crosses once per distinct remote node and fans out inside the node.
-AlltoallTraffic ep_dispatch_traffic(double tokens, double token_bytes, int topk, int ep,
-                                    int ep_local, bool node_dedup, int num_groups,
-                                    int group_topk);
+// Expected number of distinct ranks (out of `ranks`) that one token's top-k experts live on,
+// experts spread evenly and picked uniformly: ranks x (1 - (1 - 1/ranks)^k).
+double expected_distinct_ranks(int ranks, int topk);
+
+// MoE token dispatch traffic of one rank (forward dispatch; combine is the mirror image) for
+// `tokens` tokens of `token_bytes` each, top-k routing over an EP group of `ep` ranks of which
+// `ep_local` share this rank's node.
+// - alltoall (Megatron MoEAlltoAllTokenDispatcher): tokens are permuted per expert first, so
+//   every (token, expert) pair whose expert is on another rank is one copy on the wire.
+// - flex (DeepEP / HybridEP): a token crosses the scale-out link once per distinct remote node
+//   it is routed to, then fans out over the scale-up link to the distinct ranks it needs there;
+//   inside the node it goes once per distinct destination rank.
+// - allgather: not an all-to-all (see allgather_dispatch_bytes); returns zero traffic.
+AlltoallTraffic ep_dispatch_traffic(Dispatcher d, double tokens, double token_bytes, int topk,
+                                    int ep, int ep_local, int num_groups, int group_topk);
+// Megatron MoEAllGatherTokenDispatcher: the hidden states of all `tp_ep` ranks of the TP x EP
+// group are all-gathered (forward dispatch) and reduce-scattered (combine); `tokens` is the
+// number of tokens one rank holds before the gather. Returns the gathered buffer size in bytes.
+double allgather_dispatch_bytes(double tokens, double token_bytes, int tp_ep);
 
 // Exposed part of a communication that can overlap with `window_s` of compute: what does not fit
 // in the window, but at least min_fraction of it (the last bucket cannot overlap).

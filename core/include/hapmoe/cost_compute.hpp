@@ -31,11 +31,27 @@ double attention_core_fwd_flops(double seq_length, double window, double heads, 
 double attention_core_time_s(double flops, const GpuSpec& gpu);
 // Memory-bound kernels: bytes / (hbm_gbps x hbm_efficiency).
 double elementwise_time_s(double bytes, const GpuSpec& gpu);
-// Fixed cost per local expert per MoE layer per micro-batch (forward): small grouped GEMMs,
-// casts and permute kernels (DESIGN.md); FP8 adds per-expert quantisation (factor).
-double expert_overhead_s(double local_experts, const GpuSpec& gpu, Precision p);
-// Fixed launch cost per transformer layer per micro-batch (forward).
-double layer_overhead_s(const GpuSpec& gpu);
+// FP8 quantisation of a GEMM input: read 2 bytes (BF16), write 1 byte (FP8) per element.
+inline constexpr double kFp8CastBytesPerElement = 3;
+// Bytes an FP8 run adds to cast `elements` GEMM-input elements (0 in BF16).
+double fp8_cast_bytes(double elements, Precision p);
+// Memory traffic of one MoE layer's token handling on one GPU (forward), in bytes: permute and
+// un-permute of `copies` token copies of `width` elements (read + write each, BF16), the expert
+// activation (SwiGLU reads 2 x fm, writes fm; else reads fm, writes fm) and the fp32 router
+// softmax / top-k over `router_tokens` x num_experts (read + write + write).
+double moe_token_traffic_bytes(double copies, double width, double moe_ffn, bool swiglu,
+                               double router_tokens, double num_experts);
+// Host (CPU) time to launch the forward kernels of `local_experts` experts of one MoE layer:
+// Megatron/TE launch a few kernels per local expert (grouped GEMM splits, per-expert casts).
+double expert_host_launch_s(double local_experts, const GpuSpec& gpu);
+// Host time to launch one layer's other forward kernels (norms, attention, router, dispatch).
+double layer_host_launch_s(const GpuSpec& gpu);
+// Backward launches dgrad and wgrad for every forward GEMM: twice the forward host time.
+inline constexpr double kHostBackwardFactor = 2;
+// A section of GPU work whose kernels the host launches in `host_s`. The host runs ahead of the
+// GPU (asynchronous launches), so its time is hidden while the GPU is busier: max(gpu, host).
+// With CUDA graphs the kernels replay without host launches: gpu_s.
+double host_bound_time_s(double gpu_s, double host_s, bool cuda_graphs);
 
 // Adam step with fp32 master weights: bytes touched per optimizer-owned parameter.
 inline constexpr double kOptimizerBytesPerOwnedParam = 36;

@@ -2,6 +2,9 @@
 // communication group uses (scale-up inside the node / NVLink domain, scale-out across it).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "hapmoe/specs.hpp"
 
 namespace hapmoe {
@@ -20,11 +23,33 @@ inline constexpr double kScaleOutLatencyS = 25e-6;
 
 Link scale_up_link(const NodeGroup& g);
 Link scale_out_link(const NodeGroup& g);
+// The same links with the all-to-all bus efficiency: many small peer-to-peer transfers reach a
+// lower share of the wire than ring collectives, lowest across nodes (RDMA per peer, NIC
+// message rate).
+Link alltoall_scale_up_link(const NodeGroup& g);
+Link alltoall_scale_out_link(const NodeGroup& g);
+// EP ranks of one EP group on this rank's node: rank order tp-cp-ep-dp, so an EP group spans
+// ep x etp consecutive expert ranks; ep when that fits in the node.
+int ep_ranks_per_node(const NodeGroup& g, int ep, int etp);
 // The link of a group of ranks laid out in `span` consecutive ranks of node group g
 // (Megatron rank order tp-cp-ep-dp-pp): scale-up if the span fits in one node.
 Link group_link(const NodeGroup& g, long long span);
 // Link between two adjacent pipeline stages in different node groups.
 Link inter_group_link(const ClusterSpec& c, int group_a, int group_b);
+
+// The --fp8-recipe for FP8 training on these GPUs: `requested` if every GPU supports it, else
+// "" (unsupported); with no request, the first recipe of the first GPU's list (best first) that
+// every GPU supports, or "" when they share none.
+std::string fp8_recipe_for(const std::string& requested, const std::vector<const GpuSpec*>& gpus);
+
+// Relative error band of a predicted iteration time: the largest |predicted - published| /
+// published over the calibration rows C1-C5 (bench/calibration: 5.9%), rounded up. It holds for
+// GPUs whose generation constants were fitted on those rows; an in-sample figure, so unseen
+// models and recipes can be off by more.
+inline constexpr double kCalibrationErrorFraction = 0.06;
+// True when the GPU's efficiency constants were fitted on published runs (gemm_efficiency and
+// expert_host_us not listed as assumed).
+bool efficiency_calibrated(const GpuSpec& gpu);
 
 // Dense peak for the precision (MFU denominator): fp8_tflops for fp8 when the GPU has it.
 double peak_tflops(const GpuSpec& gpu, Precision p);

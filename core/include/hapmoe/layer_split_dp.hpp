@@ -1,42 +1,20 @@
 // Exact layer split for one mesh and one stage placement: a dynamic program over
 // (stage, layers assigned) whose labels (sum c, max c, max tail) are kept Pareto-minimal, so it
 // returns the exact minimum of iteration_time_s() -- the objective the plan reports -- subject
-// to every stage fitting in memory. Bounds against an incumbent prune without losing the optimum.
+// to every stage fitting in memory and holding at least vpp layers. Bounds against an incumbent
+// prune without losing the optimum.
+//
+// The DP runs stage by stage (IncrementalSplit), so the search can share the work of a common
+// prefix of stages between every stage order that starts with it.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "hapmoe/stage_cost.hpp"
 
 namespace hapmoe {
-
-// Buffers best_layer_split reuses from one candidate to the next (fewer allocations; this
-// matters most in wasm, whose allocator is slower). One per search; not shared across threads.
-class SplitScratch {
- public:
-  SplitScratch();
-  ~SplitScratch();
-  struct Buffers;
-  Buffers& buffers() { return *buffers_; }
-
- private:
-  std::unique_ptr<Buffers> buffers_;
-};
-
-struct SplitProblem {
-  std::vector<const StageCostModel*> stage_models;  // per stage (its group's model)
-  std::vector<StageLinks> links;                    // per stage
-  Mesh mesh;
-  int num_layers = 0;
-  long long num_microbatches = 1;
-  int vpp = 1;
-  double incumbent_s = 1e300;  // prune anything that cannot beat this
-  SplitScratch* scratch = nullptr;  // optional reusable buffers
-};
 
 struct SplitCounters {
   long long stage_costs = 0;      // stage-cost evaluations
@@ -51,8 +29,46 @@ struct SplitResult {
   double objective_s = 0;
 };
 
+// The DP over the stages of one pipeline, pushed one stage at a time in pipeline order (and
+// popped to go back). Not copyable; reuse one per search to keep its buffers.
+class IncrementalSplit {
+ public:
+  IncrementalSplit();
+  ~IncrementalSplit();
+  IncrementalSplit(const IncrementalSplit&) = delete;
+  IncrementalSplit& operator=(const IncrementalSplit&) = delete;
+
+  // Starts a pipeline of mesh.pp stages over num_layers layers. layer_min_s[l]: a lower bound on
+  // layer l's per-micro-batch time on any stage still to come (the DP's bound uses its sums).
+  void reset(const Mesh& mesh, int num_layers, long long num_microbatches, const std::vector<double>& layer_min_s);
+  // Adds stage depth() on `model` with its links. Returns false when no label survives (every
+  // split through this prefix is infeasible or cannot beat incumbent_s).
+  bool push(const StageCostModel& model, const StageLinks& links, double incumbent_s, SplitCounters* counters);
+  void pop();
+  int depth() const;
+  // Best complete split (depth() == pp), or nullopt when none beats incumbent_s.
+  std::optional<SplitResult> best(double incumbent_s) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> st_;
+};
+
+struct SplitProblem {
+  std::vector<const StageCostModel*> stage_models;  // per stage (its group's model)
+  std::vector<StageLinks> links;                    // per stage
+  Mesh mesh;
+  int num_layers = 0;
+  long long num_microbatches = 1;
+  int vpp = 1;
+  double incumbent_s = 1e300;  // prune anything that cannot beat this
+};
+
 // Best split, or nullopt when no split fits (or none beats the incumbent).
 std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters* counters);
+
+// Per-layer lower bound for the DP: the cheapest per-micro-batch time of each layer over models.
+std::vector<double> cheapest_layer_times(const std::vector<const StageCostModel*>& models, int num_layers);
 
 // Objective of a given split with the same stage costs (for fixed splits and brute force).
 // nullopt if a stage does not fit.

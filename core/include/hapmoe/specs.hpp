@@ -1,6 +1,7 @@
 // The planning problem as plain values: model, hardware, cluster, training setup, search
-// constraints and a parallel plan. Field names follow SCENARIO.md (Megatron flag names in
-// snake_case); units are in the names.
+// constraints and a parallel plan. Field names follow docs/scenario.md (Megatron flag names in
+// snake_case); units are in the names. Member initialisers equal the defaults of the field
+// table (field_schema.hpp), which the parser applies; tests/field_schema_test.cpp checks they agree.
 #pragma once
 
 #include <optional>
@@ -26,18 +27,26 @@ struct GpuSpec {
   double inter_node_gbps = 0;
   int gpus_per_node = 8;
   double reserved_memory_gib = 5;
-  std::string fp8_recipe = "tensorwise";  // Megatron --fp8-recipe used when precision is fp8
-  // Efficiency factors (documented defaults; see cost_compute.hpp / cost_comm.hpp).
-  double gemm_efficiency = 0.72;         // large BF16 GEMM, fraction of bf16_tflops
+  double host_link_gbps = 25;  // GPU <-> host memory, one direction (PCIe Gen4 x16 ~25)
+  // Megatron --fp8-recipe values this GPU runs (subset of tensorwise, blockwise, mxfp8), best
+  // first; empty = no FP8.
+  std::vector<std::string> fp8_recipes;
+  double cuda_arch = 0;  // CUDA compute capability (9.0 Hopper, 10.0 Blackwell); 0 = not CUDA
+  std::string generation;  // efficiency-constant family (e.g. "hopper"); display only
+  // Efficiency factors (documented defaults = Hopper fit; see cost_compute.hpp / cost_comm.hpp).
+  double gemm_efficiency = 0.62;         // large BF16 GEMM, fraction of bf16_tflops
   double fp8_gemm_speedup = 1.35;        // achieved FP8 / BF16 GEMM rate
   double attention_efficiency = 0.55;    // flash-attention forward, fraction of bf16_tflops
   double grouped_gemm_half_tokens = 96;  // tokens per local expert at half grouped-GEMM rate
-  double expert_overhead_us = 180;       // fixed cost per local expert per MoE layer (forward)
-  double fp8_expert_overhead_factor = 1.35;  // FP8: per-expert quantisation kernels
-  double layer_overhead_us = 40;         // kernel launches etc. per layer (forward)
+  double expert_host_us = 280;  // host time launching one local expert's forward kernels
+  double layer_host_us = 40;    // host time launching one layer's other forward kernels
   double hbm_efficiency = 0.75;          // elementwise kernels, fraction of hbm_gbps
   double intra_node_efficiency = 0.75;   // collective bus efficiency on the scale-up link
   double inter_node_efficiency = 0.8;    // collective bus efficiency on the scale-out link
+  double alltoall_intra_node_efficiency = 0.75;  // all-to-all bus efficiency, scale-up link
+  double alltoall_inter_node_efficiency = 0.65;  // all-to-all bus efficiency, scale-out link
+  std::vector<std::string> assumed;  // fields whose value is an assumption, not published
+  std::string efficiency_source;     // where the efficiency constants come from
   std::string source;
 };
 
@@ -108,6 +117,16 @@ struct ClusterSpec {
   double link_between_groups_gbps(int a, int b) const;
 };
 
+// Megatron's precision-aware optimizer (--use-precision-aware-optimizer): dtypes of the main
+// gradients, master parameters and Adam moments. Off: fp32 everywhere (Megatron's default).
+struct OptimizerSpec {
+  bool precision_aware = false;
+  std::string main_grads_dtype = "fp32";  // "fp32" | "bf16"
+  std::string main_params_dtype = "fp32";  // "fp32" | "fp16"
+  std::string exp_avg_dtype = "fp32";      // "fp32" | "bf16" | "fp8"
+  std::string exp_avg_sq_dtype = "fp32";   // "fp32" | "bf16" | "fp8"
+};
+
 struct TrainingSpec {
   long long global_batch_size = 0;  // sequences per iteration
   int seq_length = 0;
@@ -118,6 +137,11 @@ struct TrainingSpec {
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool overlap_moe_expert_parallel_comm = false;
+  OptimizerSpec optimizer;
+  std::string fp8_recipe;  // "" = the first recipe every stage's GPU supports
+  bool fp8_param_gather = false;
+  bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16: bf16 gradient buffer  // --fp8-param-gather: parameters kept in FP8
+  bool cuda_graphs = false;  // full-iteration CUDA graphs (--cuda-graph-scope full_iteration)
 };
 
 enum class SearchMode { kMegatron, kHetero };

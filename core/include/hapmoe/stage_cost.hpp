@@ -14,11 +14,8 @@
 
 namespace hapmoe {
 
-// Share of the EP all-to-all left exposed: 1 unless --overlap-moe-expert-parallel-comm is on.
-inline constexpr double kEpOverlapExposedFraction = 0.3;
 // Share of interleaved-schedule p2p left exposed (overlap_p2p_comm is on by default).
 inline constexpr double kInterleavedP2pExposedFraction = 0.25;
-double ep_exposed_fraction(const TrainingSpec& t);
 
 // Per micro-batch terms of one layer on one GPU of the stage.
 struct LayerCost {
@@ -64,6 +61,10 @@ class StageCostModel {
   // Parameters of all layers on one GPU of a stage (TP-sharded dense, EP x ETP-sharded experts).
   double total_dense_params() const { return sum_dense_.back(); }
   double total_expert_params() const { return sum_expert_.back(); }
+  // Per-micro-batch time the first stage (input embedding) and the last stage (output layer,
+  // loss, MTP) add on top of their layers.
+  double first_extra_s() const { return first_extras_.fwd_s + first_extras_.bwd_s + first_extras_.tp_s + first_extras_.ep_s; }
+  double last_extra_s() const { return last_extras_.fwd_s + last_extras_.bwd_s + last_extras_.tp_s + last_extras_.ep_s; }
   int group() const { return group_; }
 
  private:

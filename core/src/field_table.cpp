@@ -1,0 +1,352 @@
+// The scenario field table itself (field_schema.hpp). Every bound says why it is where it is;
+// bounds are physical (no 5e-324 TFLOPS, no 1e9 layers) yet wide enough for any hardware or
+// model announced so far, with headroom of about 10x.
+#include "hapmoe/field_schema.hpp"
+
+namespace hapmoe {
+namespace {
+
+using T = FieldType;
+using D = DefaultKind;
+
+constexpr FieldDef req(const char* path, T type, const char* unit, double lo, double hi,
+                       const char* help) {
+  return {path, type, unit, lo, hi, D::kRequired, 0, "", "", help};
+}
+constexpr FieldDef val(const char* path, T type, const char* unit, double lo, double hi, double def,
+                       const char* help) {
+  return {path, type, unit, lo, hi, D::kValue, def, "", "", help};
+}
+constexpr FieldDef derived(const char* path, T type, const char* unit, double lo, double hi,
+                           const char* rule, const char* help) {
+  return {path, type, unit, lo, hi, D::kDerived, 0, rule, "", help};
+}
+constexpr FieldDef unset(const char* path, T type, const char* unit, double lo, double hi,
+                         const char* meaning, const char* help) {
+  return {path, type, unit, lo, hi, D::kUnset, 0, meaning, "", help};
+}
+constexpr FieldDef text(const char* path, D kind, const char* def, const char* help) {
+  return {path, T::kString, "", 0, 0, kind, 0, def, "", help};
+}
+constexpr FieldDef choice(const char* path, const char* allowed, const char* def,
+                          const char* help) {
+  return {path, T::kEnum, "", 0, 0, D::kValue, 0, def, allowed, help};
+}
+constexpr FieldDef flag(const char* path, bool def, const char* help) {
+  return {path, T::kBool, "", 0, 1, D::kValue, def ? 1.0 : 0.0, "", "", help};
+}
+constexpr FieldDef node(const char* path, T type, D kind, const char* help) {
+  return {path, type, "", 0, 0, kind, 0, "", "", help};
+}
+
+// Model dimensions: 2^20 is 57x the widest published one (18432, DeepSeek-V3's dense FFN) and
+// keeps every product of two dimensions below 2^40 (computed in 64 bits).
+constexpr double kMaxDim = 1 << 20;
+// Parallel sizes: one dimension never exceeds 1024 ranks in any published run (TP <= 8-72 in
+// practice); EP may reach the number of experts.
+constexpr double kMaxWays = 1024;
+constexpr double kMaxExperts = 8192;  // 32x DeepSeek-V3's 256 routed experts
+constexpr double kMaxLayers = 1024;   // 8x the deepest published LLM (~126 layers)
+// Bandwidths in 1e9 B/s per GPU, one direction. 1e5 is ~100x NVLink 5 (900 GB/s per direction).
+constexpr double kMaxGbps = 1e5;
+// Scale-up domain: 1024 GPUs is ~2x the largest announced NVLink domain (NVL576).
+constexpr double kMaxScaleUp = 1024;
+
+const FieldDef kFields[] = {
+    text("format", D::kValue, kScenarioFormat,
+         "Version tag of the scenario format; only the default value is accepted."),
+
+    // ---- model -------------------------------------------------------------------------
+    node("model", T::kSpec, D::kRequired,
+         "The model to train: a preset id such as \"mixtral-8x7b\", or an object with the fields "
+         "below (start from a preset with {\"preset\": id} and override what differs)."),
+    text("model.preset", D::kUnset, "no preset: every required field is given",
+         "Preset id the object starts from; the other fields override the preset's values."),
+    text("model.id", D::kDerived, "the preset id, else \"custom\"", "Identifier shown in results."),
+    text("model.name", D::kDerived, "the id", "Display name shown in results."),
+    req("model.num_layers", T::kInt, "layers", 1, kMaxLayers,
+        "Number of transformer layers (Megatron --num-layers), split across the pipeline stages."),
+    req("model.hidden_size", T::kInt, "dims", 1, kMaxDim,
+        "Width of the residual stream (--hidden-size)."),
+    req("model.num_attention_heads", T::kInt, "heads", 1, 4096,  // 32x the 128 heads of DeepSeek-V3
+        "Attention heads per layer; TP must divide it."),
+    derived("model.num_query_groups", T::kInt, "groups", 1, 4096, "num_attention_heads (MHA)",
+            "Key/value head groups for grouped-query attention (GQA); must divide the heads."),
+    unset("model.kv_channels", T::kInt, "dims", 1, 65536,  // 512x the usual 128
+          "hidden_size / num_attention_heads", "Dimension of each attention head."),
+    req("model.vocab_size", T::kInt, "tokens", 1, 1 << 24,  // 80x the largest (201088) vocabulary
+        "Tokenizer vocabulary size; Megatron pads it to a multiple of 128 x TP."),
+    flag("model.swiglu", true, "Gated (SwiGLU) MLP: three weight matrices per MLP instead of two."),
+    flag("model.untie_embeddings_and_output_weights", true,
+         "Separate input embedding and output projection matrices (more parameters on the "
+         "first and last stage)."),
+    val("model.num_experts", T::kInt, "experts", 0, kMaxExperts, 0,
+        "Routed experts per MoE layer; 0 is a dense model."),
+    derived(
+        "model.moe_router_topk", T::kInt, "experts", 0, kMaxExperts,
+        "2 when num_experts > 0, else 0",
+        "Experts each token is sent to (top-k routing); from 1 to num_experts in an MoE model."),
+    {"model.moe_layer_freq", T::kLayerFreq, "", 1, kMaxLayers, D::kDerived, 0,
+     "1 (every layer is MoE) when num_experts > 0", "",
+     "Which layers are MoE: an integer N (every N-th layer, starting with the first) or a list "
+     "of 0/1 with one entry per layer."},
+    derived("model.ffn_hidden_size", T::kInt, "dims", 0, kMaxDim,
+            "required when some layer is dense, else 0",
+            "Hidden size of the dense MLP (--ffn-hidden-size)."),
+    derived("model.moe_ffn_hidden_size", T::kInt, "dims", 0, kMaxDim,
+            "ffn_hidden_size when num_experts > 0, else 0",
+            "Hidden size of each routed expert's MLP."),
+    unset("model.moe_shared_expert_intermediate_size", T::kInt, "dims", 0, kMaxDim,
+          "no shared expert",
+          "Total hidden size of the shared experts every token also passes through (DeepSeek, "
+          "Qwen)."),
+    flag("model.multi_latent_attention", false,
+         "Multi-latent attention (MLA, DeepSeek-V2/V3): keys and values through low-rank "
+         "projections; needs the kv_lora_rank and head-dimension fields."),
+    unset("model.q_lora_rank", T::kInt, "dims", 1, kMaxDim, "queries without low-rank projection",
+          "MLA: rank of the query down-projection."),
+    unset("model.kv_lora_rank", T::kInt, "dims", 1, kMaxDim, "required with MLA",
+          "MLA: rank of the key/value down-projection."),
+    unset("model.qk_head_dim", T::kInt, "dims", 1, kMaxDim, "required with MLA",
+          "MLA: query/key head dimension without the rotary part."),
+    unset("model.qk_pos_emb_head_dim", T::kInt, "dims", 1, kMaxDim, "required with MLA",
+          "MLA: rotary (position) part of the query/key head dimension."),
+    unset("model.v_head_dim", T::kInt, "dims", 1, kMaxDim, "required with MLA",
+          "MLA: value head dimension."),
+    unset("model.mtp_num_layers", T::kInt, "layers", 0, 16,  // DeepSeek-V3 uses 1
+          "0: no multi-token prediction",
+          "Multi-token-prediction layers, placed on the last pipeline stage in addition to its "
+          "transformer layers."),
+    unset("model.moe_router_num_groups", T::kInt, "groups", 1, kMaxExperts, "ungrouped routing",
+          "Group-limited routing: experts are split into this many groups (must divide "
+          "num_experts)."),
+    unset("model.moe_router_group_topk", T::kInt, "groups", 1, kMaxExperts, "ungrouped routing",
+          "Group-limited routing: groups each token may use; given together with "
+          "moe_router_num_groups."),
+    unset("model.window_size", T::kInt, "tokens", 1, 1 << 24,  // the seq_length limit
+          "full attention on every layer",
+          "Sliding-window attention: tokens each query attends to."),
+    unset("model.window_attn_skip_freq", T::kInt, "layers", 1, kMaxLayers,
+          "every layer uses the window",
+          "With window_size: every N-th layer uses full attention instead of the window."),
+    text("model.source", D::kValue, "", "Where the model's numbers come from (free text)."),
+
+    // ---- cluster -----------------------------------------------------------------------
+    node("cluster", T::kSpec, D::kRequired,
+         "The GPUs: a preset id such as \"16-1\", or an object with node groups."),
+    text("cluster.preset", D::kUnset, "no preset: groups is given",
+         "Preset id the object starts from; the other fields override the preset's values."),
+    text("cluster.id", D::kDerived, "the preset id, else \"custom\"",
+         "Identifier shown in results."),
+    text("cluster.name", D::kDerived, "the id", "Display name shown in results."),
+    {"cluster.groups", T::kObjectList, "groups", 1, kMaxGroups, D::kRequired, 0, "", "",
+     "Groups of identical nodes (one GPU type, one node size); 1 to 64 groups, at most 1048576 "
+     "GPUs in total."},
+    node("cluster.groups[].gpu", T::kSpec, D::kRequired,
+         "The group's GPU: a preset id such as \"h100-sxm\", or an object with the GPU fields "
+         "below."),
+    req("cluster.groups[].nodes", T::kInt, "nodes", 1, kMaxGpus,  // the GPU total is checked too
+        "Number of nodes in the group."),
+    derived("cluster.groups[].gpus_per_node", T::kInt, "GPUs", 1, kMaxScaleUp,
+            "the GPU's gpus_per_node", "GPUs per node: the scale-up (NVLink) domain size."),
+    derived("cluster.groups[].inter_node_gbps", T::kNumber, "GB/s", 0.1, kMaxGbps,
+            "the GPU's inter_node_gbps",
+            "Scale-out bandwidth per GPU, one direction, inside this group (1e9 bytes/s)."),
+    unset("cluster.inter_group_gbps", T::kNumber, "GB/s", 0.1, kMaxGbps,
+          "the smaller of the two groups' inter_node_gbps",
+          "Per-GPU bandwidth, one direction, between different groups (1e9 bytes/s)."),
+    text("cluster.source", D::kValue, "", "Where the cluster's numbers come from (free text)."),
+
+    // ---- GPU (inside each group) -------------------------------------------------------
+    text("cluster.groups[].gpu.preset", D::kUnset, "no preset: every required field is given",
+         "GPU preset id the object starts from; the other fields override the preset's values."),
+    text("cluster.groups[].gpu.id", D::kDerived, "the preset id, else \"custom\"",
+         "Identifier shown in results and stage plans."),
+    text("cluster.groups[].gpu.name", D::kDerived, "the id", "Display name."),
+    text("cluster.groups[].gpu.vendor", D::kValue, "nvidia",
+         "Vendor (nvidia, amd, huawei, ...); informational."),
+    // 1 GiB is below any training accelerator; 4096 GiB is ~14x the 288 GiB of the largest.
+    req("cluster.groups[].gpu.memory_gib", T::kNumber, "GiB", 1, 4096,
+        "Device memory usable by the framework, in GiB (2^30 bytes)."),
+    // 1 TFLOPS is far below any accelerator used for LLM training; 1e5 is 40x GB200's 2500.
+    req("cluster.groups[].gpu.bf16_tflops", T::kNumber, "TFLOPS", 1, 1e5,
+        "Dense BF16 tensor-core peak (no sparsity), 1e12 FLOP/s."),
+    unset("cluster.groups[].gpu.fp8_tflops", T::kNumber, "TFLOPS", 1, 2e5, "no FP8 support",
+          "Dense FP8 tensor-core peak; absent or null means the GPU has no FP8 and runs BF16."),
+    // 10 GB/s is below any HBM or GDDR device; 1e5 is 12x B200's 8000 GB/s.
+    req("cluster.groups[].gpu.hbm_gbps", T::kNumber, "GB/s", 10, 1e5,
+        "Memory bandwidth, 1e9 bytes/s."),
+    // 1 GB/s is below PCIe 3 x1; anything slower cannot be a scale-up link.
+    req("cluster.groups[].gpu.intra_node_gbps", T::kNumber, "GB/s", 1, kMaxGbps,
+        "Scale-up (NVLink, Infinity Fabric, HCCS or PCIe) bandwidth per GPU, one direction."),
+    // 0.1 GB/s is 1 Gb/s Ethernet, the slowest network anyone would plan training on.
+    req("cluster.groups[].gpu.inter_node_gbps", T::kNumber, "GB/s", 0.1, kMaxGbps,
+        "Scale-out (InfiniBand, RoCE) bandwidth per GPU, one direction."),
+    val("cluster.groups[].gpu.gpus_per_node", T::kInt, "GPUs", 1, kMaxScaleUp, 8,
+        "GPUs per node in this GPU's usual system (GB200 NVL72: 72)."),
+    val("cluster.groups[].gpu.reserved_memory_gib", T::kNumber, "GiB", 0, 4096, 5,
+        "Memory not available to the model: CUDA/ROCm context, communication buffers and "
+        "allocator fragmentation; must be below memory_gib."),
+    // PCIe Gen4 x16 ~25, Gen5 ~50, Grace C2C ~450 GB/s; 1e4 leaves 20x headroom.
+    val("cluster.groups[].gpu.host_link_gbps", T::kNumber, "GB/s", 0.1, 1e4, 25,
+        "GPU to host memory bandwidth, one direction (PCIe Gen4 x16 ~25, Gen5 ~50, Grace C2C "
+        "~450); used for optimizer offload."),
+    {"cluster.groups[].gpu.fp8_recipes", T::kEnumList, "", 0, 0, D::kValue, 0, "", "tensorwise|blockwise|mxfp8",
+     "Megatron --fp8-recipe values this GPU runs, best first; empty = no FP8 training."},
+    // Compute capability 0-100 covers every CUDA generation to date (Blackwell 10.x/12.x).
+    val("cluster.groups[].gpu.cuda_arch", T::kNumber, "", 0, 100, 0,
+        "CUDA compute capability (9.0 Hopper, 10.0 Blackwell); 0 = not a CUDA GPU."),
+    text("cluster.groups[].gpu.generation", D::kValue, "",
+         "GPU generation whose efficiency constants this GPU uses (e.g. hopper, blackwell)."),
+    // Efficiencies are achieved / peak: above 1 is impossible, below 1% the model is meaningless.
+    val("cluster.groups[].gpu.gemm_efficiency", T::kNumber, "fraction", 0.01, 1, 0.62,
+        "Fraction of bf16_tflops a large BF16 matrix multiply reaches."),
+    // FP8 can at most double the BF16 rate per tensor core generation; 4 leaves room.
+    val("cluster.groups[].gpu.fp8_gemm_speedup", T::kNumber, "x", 0.25, 4, 1.35,
+        "Achieved FP8 GEMM rate over the achieved BF16 rate (matrix multiplies only)."),
+    val("cluster.groups[].gpu.attention_efficiency", T::kNumber, "fraction", 0.01, 1, 0.55,
+        "Fraction of bf16_tflops that flash attention's forward pass reaches."),
+    // 1e6 tokens per expert is beyond any micro-batch; 0 turns the small-GEMM penalty off.
+    val("cluster.groups[].gpu.grouped_gemm_half_tokens", T::kNumber, "tokens", 0, 1e6, 96,
+        "Tokens per local expert at which the grouped expert GEMM reaches half its large-GEMM "
+        "rate; models the slowdown of small expert batches."),
+    // 0.1 s of host time per expert per layer would be a broken launch path; 1e5 us keeps any
+    // measured value.
+    val("cluster.groups[].gpu.expert_host_us", T::kNumber, "us", 0, 1e5, 280,
+        "Host (CPU) time to launch one local expert's forward kernels; hidden while the GPU is "
+        "busier, removed by CUDA graphs."),
+    val("cluster.groups[].gpu.layer_host_us", T::kNumber, "us", 0, 1e5, 40,
+        "Host time to launch one layer's other forward kernels."),
+    val("cluster.groups[].gpu.hbm_efficiency", T::kNumber, "fraction", 0.01, 1, 0.75,
+        "Fraction of hbm_gbps that element-wise kernels reach."),
+    val("cluster.groups[].gpu.intra_node_efficiency", T::kNumber, "fraction", 0.01, 1, 0.75,
+        "Fraction of intra_node_gbps that collectives reach on the scale-up link."),
+    val("cluster.groups[].gpu.inter_node_efficiency", T::kNumber, "fraction", 0.01, 1, 0.8,
+        "Fraction of inter_node_gbps that collectives reach on the scale-out link."),
+    val("cluster.groups[].gpu.alltoall_intra_node_efficiency", T::kNumber, "fraction", 0.01, 1, 0.75,
+        "Fraction of intra_node_gbps the expert all-to-all reaches inside a node."),
+    val("cluster.groups[].gpu.alltoall_inter_node_efficiency", T::kNumber, "fraction", 0.01, 1, 0.65,
+        "Fraction of inter_node_gbps the expert all-to-all reaches across nodes."),
+    {"cluster.groups[].gpu.assumed", T::kEnumList, "", 0, 0, D::kValue, 0, "",
+     "memory_gib|bf16_tflops|fp8_tflops|hbm_gbps|intra_node_gbps|inter_node_gbps|host_link_gbps|"
+     "reserved_memory_gib|fp8_recipes|gemm_efficiency|fp8_gemm_speedup|attention_efficiency|"
+     "grouped_gemm_half_tokens|expert_host_us|layer_host_us|hbm_efficiency|intra_node_efficiency|"
+     "inter_node_efficiency|alltoall_intra_node_efficiency|alltoall_inter_node_efficiency",
+     "Fields whose value is an assumption rather than a published or fitted number."},
+    text("cluster.groups[].gpu.efficiency_source", D::kValue, "",
+         "Where the efficiency constants come from (the runs they were fitted on, or why assumed)."),
+    text("cluster.groups[].gpu.source", D::kValue, "", "Where the GPU's numbers come from."),
+
+    // ---- training ----------------------------------------------------------------------
+    node("training", T::kObject, D::kRequired, "How the model is trained."),
+    req("training.global_batch_size", T::kInt, "sequences", 1, 1e8,  // 1e8 x 4k = 4e11 tokens/step
+        "Sequences per optimizer step, summed over all data-parallel ranks."),
+    req("training.seq_length", T::kInt, "tokens", 1, 1 << 24,  // 16M-token context
+        "Tokens per sequence."),
+    choice("training.precision", "bf16|fp8", "bf16",
+           "Number format of the matrix multiplies; fp8 uses fp8_tflops and the GPU's fp8_recipe."),
+    flag("training.use_distributed_optimizer", true,
+         "Shard optimizer state across data-parallel ranks (ZeRO-1), saving memory."),
+    choice("training.moe_token_dispatcher_type", "alltoall|allgather|flex", "alltoall",
+           "How tokens reach their experts across EP ranks (Megatron "
+           "--moe-token-dispatcher-type)."),
+    // max/mean = 1 is perfect balance; 1000 exceeds any ratio a router with >=1 token per
+    // expert can produce at today's expert counts.
+    val("training.moe_load_imbalance", T::kNumber, "max/mean", 1, 1000, 1,
+        "MoE load imbalance: tokens on the busiest expert divided by the average; the slowest "
+        "expert sets the pace. 1 = perfectly balanced routing."),
+    flag("training.overlap_grad_reduce", true,
+         "Overlap the data-parallel gradient reduction with the backward pass."),
+    flag("training.overlap_param_gather", true,
+         "Overlap the parameter all-gather with the forward pass (needs the distributed "
+         "optimizer and overlap_grad_reduce)."),
+    flag("training.overlap_moe_expert_parallel_comm", false,
+         "Overlap expert-parallel all-to-all with computation of another micro-batch."),
+    node("training.optimizer", T::kObject, D::kUnset,
+         "Megatron's precision-aware optimizer settings (--use-precision-aware-optimizer)."),
+    flag("training.optimizer.precision_aware", false,
+         "Use Megatron's precision-aware optimizer; needed for any non-fp32 dtype below."),
+    choice("training.optimizer.main_grads_dtype", "fp32|bf16", "fp32", "Dtype of the main gradients."),
+    choice("training.optimizer.main_params_dtype", "fp32|fp16", "fp32", "Dtype of the master weights."),
+    choice("training.optimizer.exp_avg_dtype", "fp32|bf16|fp8", "fp32", "Dtype of Adam's first moment."),
+    choice("training.optimizer.exp_avg_sq_dtype", "fp32|bf16|fp8", "fp32", "Dtype of Adam's second moment."),
+    {"training.fp8_recipe", T::kEnum, "", 0, 0, D::kUnset, 0,
+     "the best recipe every stage's GPU supports", "tensorwise|blockwise|mxfp8",
+     "Megatron --fp8-recipe when precision is fp8."},
+    flag("training.fp8_param_gather", false,
+         "Keep FP8 weight copies and all-gather them in FP8 (--fp8-param-gather); needs the "
+         "distributed optimizer."),
+    flag("training.cuda_graphs", false,
+         "Capture the training step in CUDA graphs: removes host launch time, reserves graph "
+         "buffers."),
+    flag("training.grad_reduce_in_bf16", false,
+         "Reduce gradients across data-parallel ranks in BF16 instead of FP32."),
+
+    // ---- search ------------------------------------------------------------------------
+    node("search", T::kObject, D::kUnset,
+         "Limits on what the planner tries; every field left out is searched over its full "
+         "range."),
+    unset("search.tp", T::kIntChoices, "ways", 1, kMaxWays, "searched",
+          "Tensor parallelism (TP): each layer's matrices split across this many GPUs of a node."),
+    unset("search.cp", T::kIntChoices, "ways", 1, kMaxWays, "searched",
+          "Context parallelism (CP): each sequence split across this many GPUs (long contexts)."),
+    unset("search.pp", T::kIntChoices, "stages", 1, kMaxWays, "searched",
+          "Pipeline parallelism (PP): the layers split into this many consecutive stages."),
+    unset("search.ep", T::kIntChoices, "ways", 1, kMaxExperts, "searched",
+          "Expert parallelism (EP): the experts of each MoE layer spread across this many GPUs."),
+    unset("search.etp", T::kIntChoices, "ways", 1, kMaxWays, "searched",
+          "Expert tensor parallelism (ETP): each expert's matrices split across this many GPUs."),
+    unset("search.vpp", T::kIntChoices, "chunks", 1, 64, "searched",  // 64 chunks per stage
+          "Virtual pipeline (VPP): chunks per stage, interleaved to shrink the pipeline bubble."),
+    // 4096 sequences per micro-batch exceeds any GPU's memory for a transformer layer.
+    unset("search.micro_batch_size", T::kIntChoices, "sequences", 1, 4096, "searched",
+          "Sequences per micro-batch: the unit that flows through the pipeline."),
+    {"search.recompute", T::kEnumChoices, "", 0, 0, D::kUnset, 0, "all three are tried",
+     "none|selective|full",
+     "Activation recomputation: re-run parts of the forward pass in the backward pass to save "
+     "memory (selective: attention core only; full: whole layers)."},
+    choice("search.mode", "megatron|hetero", "megatron",
+           "megatron: one parallel layout for all stages (upstream Megatron-LM); hetero: a layout "
+           "per GPU type (not implemented yet)."),
+    // More than 100 plans is no longer a shortlist.
+    val("search.top_k", T::kInt, "plans", 1, 100, 5, "Number of best plans returned."),
+    {"search.layer_split", T::kLayerSplit, "layers", 1, kMaxLayers, D::kUnset, 0,
+     "\"auto\": searched", "",
+     "Layers per pipeline stage, first to last; \"auto\" lets the planner choose a "
+     "non-uniform split."},
+    flag("search.baselines", true,
+         "Also cost the even layer split and Megatron's default layout, for comparison."),
+
+    // ---- plan (for evaluate) -----------------------------------------------------------
+    node("plan", T::kObject, D::kUnset,
+         "A parallel plan to cost with `hapmoe evaluate` instead of searching."),
+    val("plan.tp", T::kInt, "ways", 1, kMaxWays, 1, "Tensor parallelism (see search.tp)."),
+    val("plan.cp", T::kInt, "ways", 1, kMaxWays, 1, "Context parallelism (see search.cp)."),
+    val("plan.pp", T::kInt, "stages", 1, kMaxWays, 1,
+        "Pipeline stages; plan.stages has this many."),
+    req("plan.dp", T::kInt, "ways", 1, kMaxGpus,
+        "Data parallelism: model replicas; tp x cp x pp x dp must equal the GPU count."),
+    val("plan.ep", T::kInt, "ways", 1, kMaxExperts, 1, "Expert parallelism (see search.ep)."),
+    val("plan.etp", T::kInt, "ways", 1, kMaxWays, 1, "Expert tensor parallelism (see search.etp)."),
+    val("plan.vpp", T::kInt, "chunks", 1, 64, 1, "Virtual pipeline chunks per stage."),
+    val("plan.micro_batch_size", T::kInt, "sequences", 1, 4096, 1, "Sequences per micro-batch."),
+    derived("plan.sequence_parallel", T::kBool, "", 0, 1, "true when tp > 1",
+            "Megatron sequence parallelism: shard layer-norm and dropout activations across TP."),
+    {"plan.stages", T::kObjectList, "stages", 1, kMaxWays, D::kRequired, 0, "", "",
+     "One entry per pipeline stage, first to last."},
+    val("plan.stages[].group", T::kInt, "", 0, kMaxGroups - 1, 0,
+        "Index of the cluster group whose GPUs run this stage."),
+    derived("plan.stages[].gpu", T::kString, "", 0, 0, "the group's GPU id",
+            "GPU id of the stage; must match its group's GPU."),
+    req("plan.stages[].layers", T::kInt, "layers", 0, kMaxLayers,
+        "Transformer layers on this stage."),
+    {"plan.stages[].recompute", T::kEnum, "", 0, 0, D::kValue, 0, "none", "none|selective|full",
+     "Activation recomputation on this stage (see search.recompute)."},
+};
+
+}  // namespace
+
+const FieldDef* field_table() { return kFields; }
+size_t field_count() { return sizeof(kFields) / sizeof(kFields[0]); }
+
+}  // namespace hapmoe

@@ -1,0 +1,40 @@
+// Service worker: network first (a new version is picked up on the next load while online),
+// the cached copy when offline. Installing pre-caches every file the page needs, so it works
+// offline after its first visit; activating drops caches of older versions.
+'use strict';
+
+const CACHE = 'hapmoe-page-v1';
+/** Every file of the page (tests/web checks that each web/*.js is listed). */
+const FILES = ['./', 'index.html', 'style.css', 'hapmoe.js', 'hapmoe.wasm', 'worker.js',
+  'chart-download.js', 'clipboard.js', 'cluster-form.js', 'column-help.js', 'compare-view.js', 'errors.js',
+  'fields.js', 'form.js', 'format.js', 'hf-config.js', 'json-limits.js', 'main.js', 'megatron-view.js',
+  'memory-chart.js', 'model-form.js', 'pipeline-schedule.js', 'planner-client.js', 'plans-table.js',
+  'preset-select.js', 'results-view.js', 'run-status.js', 'scenario-check.js', 'stage-table.js',
+  'sw-register.js', 'timeline-chart.js', 'url-state.js'];
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(caches.open(CACHE).then((c) => c.addAll(FILES.map((f) => new Request(f, { cache: 'reload' })))).then(() => self.skipWaiting()));
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(caches.keys()
+    .then((keys) => Promise.all(keys.filter((k) => k.startsWith('hapmoe-') && k !== CACHE).map((k) => caches.delete(k))))
+    .then(() => self.clients.claim()));
+});
+
+self.addEventListener('fetch', (event) => {
+  const req = event.request;
+  if (req.method !== 'GET' || new URL(req.url).origin !== self.location.origin) return;
+  event.respondWith((async () => {
+    const cache = await caches.open(CACHE);
+    try {
+      const fresh = await fetch(req, { cache: 'no-cache' });
+      if (fresh.ok && fresh.type === 'basic') cache.put(req, fresh.clone());
+      return fresh;
+    } catch (err) {
+      const cached = await cache.match(req, { ignoreSearch: req.mode === 'navigate' });
+      if (cached) return cached;
+      throw err;
+    }
+  })());
+});

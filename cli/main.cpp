@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api.hpp"
+#include "hapmoe/json_text.hpp"
 #include "hapmoe/field_schema.hpp"
 
 using nlohmann::json;
@@ -27,21 +28,22 @@ const char* kUsage =
     "  hapmoe version\n";
 
 int usage_error(const std::string& msg) {
-  std::cerr << "hapmoe: " << msg << "\n" << kUsage;
+  std::cerr << "hapmoe: " << hapmoe::to_valid_utf8(msg) << "\n" << kUsage;
   return 2;
 }
 
+// Reads at most one byte past the JSON size limit (the API then rejects the text as too large).
 bool read_input(const std::string& path, std::string* out) {
-  std::ostringstream ss;
-  if (path == "-") {
-    ss << std::cin.rdbuf();
-  } else {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return false;
-    ss << f.rdbuf();
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path, std::ios::binary);
+    if (!file) return false;
   }
-  *out = ss.str();
-  return true;
+  std::istream& in = path == "-" ? std::cin : file;
+  out->assign(hapmoe::kMaxJsonTextBytes + 1, '\0');
+  in.read(&(*out)[0], static_cast<std::streamsize>(out->size()));
+  out->resize(static_cast<size_t>(in.gcount()));
+  return !in.bad();
 }
 
 int exit_code(const json& result) {
@@ -112,7 +114,9 @@ void print_stages(const json& p) {
 int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
   std::string input = text;
   if (top > 0) {
-    json doc = json::parse(text, nullptr, false);
+    // Bad text is passed on unchanged: the API reports it with the same limits.
+    auto parsed = hapmoe::parse_json_text(text);
+    json doc = parsed ? std::move(parsed).value() : json();
     if (doc.is_object()) {
       if (!doc.contains("search") || !doc["search"].is_object()) doc["search"] = json::object();
       doc["search"]["top_k"] = top;
@@ -242,7 +246,7 @@ int main(int argc, char** argv) {
     if (pos.size() != 1) return usage_error(cmd + " needs one scenario file (or - for standard input)");
     std::string text;
     if (!read_input(pos[0], &text)) {
-      std::cerr << "hapmoe: cannot read " << pos[0] << "\n";
+      std::cerr << "hapmoe: cannot read " << hapmoe::to_valid_utf8(pos[0]) << "\n";
       return 2;
     }
     if (cmd == "validate") {
@@ -254,7 +258,7 @@ int main(int argc, char** argv) {
     if (cmd == "evaluate") return cmd_evaluate(text, as_json);
     return cmd_plan(text, as_json, top, timing);
   } catch (const std::exception& e) {
-    std::cerr << "hapmoe: internal error: " << e.what() << "\n";
+    std::cerr << "hapmoe: internal error: " << hapmoe::to_valid_utf8(e.what()) << "\n";
     return 1;
   }
 }

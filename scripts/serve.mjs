@@ -1,4 +1,5 @@
-// Serves the built page (dist/) on http://127.0.0.1:8080 until interrupted.
+// Serves the built page (dist/) on http://127.0.0.1:8080 until interrupted, with the CSP header
+// and gzip of static-server.mjs.
 import { startServer } from './static-server.mjs';
 
 const root = process.argv[2] || 'dist';

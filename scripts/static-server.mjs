@@ -3,12 +3,33 @@
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.svg': 'image/svg+xml',
   '.png': 'image/png', '.ico': 'image/x-icon', '.map': 'application/json', '.txt': 'text/plain; charset=utf-8',
 };
+
+// The page's policy as a header (web/index.html carries the same as a meta tag). Only a header
+// can forbid framing; it also covers the worker, whose script gets it too: 'wasm-unsafe-eval'
+// lets the worker compile hapmoe.wasm (built with -sDYNAMIC_EXECUTION=0: no eval in the glue).
+export const CSP = ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "worker-src 'self'",
+  "connect-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob:", "object-src 'none'",
+  "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join('; ');
+
+const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.json', '.wasm', '.svg', '.map', '.txt']);
+
+/** Headers of a 200 response for file; gzip when the client accepts it and the type compresses. */
+export function responseHeaders(file, acceptEncoding = '') {
+  const ext = path.extname(file);
+  const gzip = COMPRESSIBLE.has(ext) && /\bgzip\b/.test(acceptEncoding);
+  return {
+    'content-type': TYPES[ext] || 'application/octet-stream', 'cache-control': 'no-store',
+    'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer',
+    vary: 'accept-encoding', ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+  };
+}
 
 /** Finds url path inside one of roots; null when absent or outside every root. */
 export function resolveFile(roots, urlPath) {
@@ -30,10 +51,13 @@ export function startServer(roots, log = [], port = 0) {
     log.push(req.url);
     if (req.method !== 'GET' && req.method !== 'HEAD') { res.writeHead(405).end(); return; }
     const file = resolveFile(absRoots, req.url);
-    if (!file) { res.writeHead(404, { 'content-type': 'text/plain' }).end('not found'); return; }
-    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'cache-control': 'no-store' });
+    if (!file) { res.writeHead(404, { 'content-type': 'text/plain', 'content-security-policy': CSP }).end('not found'); return; }
+    const headers = responseHeaders(file, req.headers['accept-encoding']);
+    res.writeHead(200, headers);
     if (req.method === 'HEAD') { res.end(); return; }
-    fs.createReadStream(file).pipe(res);
+    const body = fs.createReadStream(file);
+    if (headers['content-encoding'] === 'gzip') body.pipe(zlib.createGzip()).pipe(res);
+    else body.pipe(res);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);

@@ -35,6 +35,7 @@ scenario() {  # file json
 base_training='"training": {"global_batch_size": 256, "seq_length": 4096}'
 check "validate ok" 0 "ok" "$bin" validate "$repo/examples/mixtral-s-16-1.json"
 check "bad json" 2 '$' "$bin" validate "$(scenario bad.json '{"model": "mixtral-8x7b",')"
+check "directory as scenario" 2 "cannot read" "$bin" validate "$repo/examples"
 check "not an object" 2 "expected an object" "$bin" validate "$(scenario arr.json '[1,2]')"
 check "wrong type" 2 "training.global_batch_size" "$bin" validate \
   "$(scenario wt.json '{"model":"mixtral-8x7b","cluster":"16-1","training":{"global_batch_size":"256","seq_length":4096}}')"

@@ -544,7 +544,8 @@ double iteration_time_s(const nlohmann::json& doc) {
 
 TEST_CASE("FP8 is never slower than BF16 on the same plan, for every example plan") {
   int compared = 0;
-  for (const auto& [name, doc] : example_plans()) {
+  for (const auto& [plan_name, doc] : example_plans()) {
+    const std::string& name = plan_name;  // clang 14 cannot capture a structured binding
     CAPTURE(name);
     nlohmann::json bf16 = doc, fp8 = doc;
     for (const char* k : {"fp8_recipe", "fp8_param_gather"}) bf16["training"].erase(k);
@@ -560,7 +561,8 @@ TEST_CASE("FP8 is never slower than BF16 on the same plan, for every example pla
 }
 
 TEST_CASE("no communication term of an example plan implies more than its link's bandwidth") {
-  for (const auto& [name, doc] : example_plans()) {
+  for (const auto& [plan_name, doc] : example_plans()) {
+    const std::string& name = plan_name;  // clang 14 cannot capture a structured binding
     CAPTURE(name);
     const auto s = hapmoe::parse_scenario(doc, hapmoe::load_builtin_presets());
     REQUIRE(s.ok());

@@ -306,7 +306,7 @@ TEST_CASE("specs.hpp member initialisers equal the table defaults") {
   CHECK(s.baselines == (num("search.baselines") != 0));
 
   const hapmoe::PlanSpec p;
-  for (auto [v, path] : {std::pair<int, const char*>{p.tp, "plan.tp"},
+  for (auto [v, field_path] : {std::pair<int, const char*>{p.tp, "plan.tp"},
                          {p.cp, "plan.cp"},
                          {p.pp, "plan.pp"},
                          {p.ep, "plan.ep"},
@@ -314,6 +314,7 @@ TEST_CASE("specs.hpp member initialisers equal the table defaults") {
                          {p.vpp, "plan.vpp"},
                          {p.micro_batch_size, "plan.micro_batch_size"},
                          {hapmoe::StagePlan{}.group, "plan.stages[].group"}}) {
+    const char* path = field_path;  // clang 14 cannot capture a structured binding
     CAPTURE(path);
     CHECK(v == num(path));
   }

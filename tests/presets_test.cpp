@@ -50,7 +50,8 @@ bool cites_local_path(const std::string& s) {
 const std::set<std::string> kGpuSourcesWithLegacyPath = {};
 
 void check_sources(const char* kind, const json& entries) {
-  for (const auto& [id, entry] : entries.items()) {
+  for (const auto& [key, entry] : entries.items()) {
+    const std::string id = key;  // clang 14 cannot capture a structured binding
     INFO((std::string(kind) + " " + id));
     REQUIRE(entry.contains("source"));
     const std::string source = entry["source"].get<std::string>();
@@ -83,7 +84,8 @@ TEST_CASE("every preset cites a public source and no local file") {
   CHECK(catalog.models.size() >= 20);
   check_sources("gpus", catalog.gpus);
   check_sources("models", catalog.models);
-  for (const auto& [id, model] : catalog.models.items()) {
+  for (const auto& [key, model] : catalog.models.items()) {
+    const std::string id = key;  // clang 14 cannot capture a structured binding
     INFO("model ", id);
     const std::string source = model["source"].get<std::string>();
     const bool hf_config = source.find("https://huggingface.co/") != std::string::npos &&
@@ -95,7 +97,8 @@ TEST_CASE("every preset cites a public source and no local file") {
 }
 
 TEST_CASE("GPU presets parse and their numbers are physically plausible") {
-  for (const auto& [id, entry] : presets().gpus.items()) {
+  for (const auto& [key, entry] : presets().gpus.items()) {
+    const std::string id = key;  // clang 14 cannot capture a structured binding
     INFO("gpu ", id);
     const auto parsed = hapmoe::parse_gpu(json(id), "gpu", presets());
     REQUIRE(parsed.ok());
@@ -122,7 +125,8 @@ TEST_CASE("GPU presets parse and their numbers are physically plausible") {
 }
 
 TEST_CASE("every cluster preset validates") {
-  for (const auto& [id, entry] : presets().clusters.items()) {
+  for (const auto& [key, entry] : presets().clusters.items()) {
+    const std::string id = key;  // clang 14 cannot capture a structured binding
     INFO("cluster ", id);
     const json scenario = {{"format", hapmoe::kScenarioFormat},
                            {"model", "olmoe-1b-7b"},
@@ -201,7 +205,8 @@ TEST_CASE("model parameter counts are within 3% of the published counts") {
       CHECK(relative_error(active / 1e9, p.active_b) <= 0.03);
     }
   }
-  for (const auto& [id, model] : presets().models.items()) {
+  for (const auto& [key, model] : presets().models.items()) {
+    const std::string id = key;  // clang 14 cannot capture a structured binding
     CHECK_MESSAGE(covered.count(id) == 1, "model preset without a published count: ", id);
   }
 }

@@ -1,8 +1,10 @@
 #include "api.hpp"
 
 #include <exception>
+#include <new>
 
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/json_text.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/result_io.hpp"
 #include "hapmoe/scenario_io.hpp"
@@ -18,15 +20,25 @@ const PresetCatalog& catalog() {
   return c;
 }
 
-std::string dump(const json& j) { return j.dump(); }
+// Compact JSON; any invalid UTF-8 that reached a string is replaced, never thrown on.
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// Scenario text -> Scenario: the door limits of json_text first, then the field checks.
+Expected<Scenario> read_scenario(const std::string& text) {
+  auto doc = parse_json_text(text);
+  if (!doc) return doc.error();
+  return parse_scenario(*doc, catalog());
+}
 
 // The one place where anything unexpected becomes an error value (exit code 1 in the CLI).
 template <class F>
 std::string guarded(F&& f) {
   try {
     return f();
+  } catch (const std::bad_alloc&) {
+    return dump(error_result(Error{"internal", "internal error: out of memory", ""}));
   } catch (const std::exception& e) {
-    return dump(error_result(Error{"internal", std::string("internal error: ") + e.what(), ""}));
+    return dump(error_result(Error{"internal", to_valid_utf8(std::string("internal error: ") + e.what()), ""}));
   } catch (...) {
     return dump(error_result(Error{"internal", "internal error", ""}));
   }
@@ -45,7 +57,7 @@ std::string schema() {
 
 std::string validate(const std::string& text) {
   return guarded([&] {
-    const auto s = parse_scenario(text, catalog());
+    const auto s = read_scenario(text);
     if (!s) return dump(error_result(s.error()));
     return dump(json{{"format", kResultFormat}, {"ok", true}});
   });
@@ -53,7 +65,7 @@ std::string validate(const std::string& text) {
 
 std::string evaluate(const std::string& text) {
   return guarded([&] {
-    const auto s = parse_scenario(text, catalog());
+    const auto s = read_scenario(text);
     if (!s) return dump(error_result(s.error()));
     if (!s->plan) {
       return dump(error_result(Error{"missing_field", "evaluate needs the scenario's \"plan\"", "plan"}));
@@ -66,7 +78,7 @@ std::string evaluate(const std::string& text) {
 
 std::string plan(const std::string& text, const ProgressFn& progress, bool include_timing) {
   return guarded([&] {
-    const auto s = parse_scenario(text, catalog());
+    const auto s = read_scenario(text);
     if (!s) return dump(error_result(s.error()));
     SearchControl control;
     control.progress = progress;

@@ -133,6 +133,7 @@ int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
     std::cout << r.dump() << "\n";
     return 0;
   }
+  for (const auto& n : r.value("notes", json::array())) std::printf("note: %s\n", n.get<std::string>().c_str());
   if (r["plans"].empty()) {
     const json& d = r["diagnosis"];
     std::printf("no feasible plan: %s\n", d.value("message", "").c_str());

@@ -26,8 +26,14 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   json stats = {{"candidates", r.stats.candidates}, {"evaluated", r.stats.evaluated},
                 {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"cancelled", r.stats.cancelled}};
   if (r.stats.budget_reached) stats["budget_reached"] = true;
+  json notes = json::array();
+  if (r.stats.budget_reached) {
+    notes.push_back("search budget reached: these are the best plans found so far, not proven optimal");
+  }
+  if (r.stats.cancelled) notes.push_back("search cancelled: these are the best plans found before it stopped");
   if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);
   json out = {{"format", kResultFormat}, {"ok", true}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
+  if (!notes.empty()) out["notes"] = notes;
   if (r.diagnosis) {
     out["diagnosis"] = {{"message", r.diagnosis->message},
                         {"shortfall_gib", round_sig(r.diagnosis->shortfall_gib)},

@@ -96,12 +96,12 @@ Split attention_compute(const LayerContext& c, int layer, double* core_fwd_s) {
   const double tp = c.mesh.tp, h = m.hidden_size;
   double min_dim = 0, qk = 0, v = 0, elem = 0;
   if (m.multi_latent_attention) {
-    min_dim = std::min<double>(m.kv_lora_rank, m.num_attention_heads * m.v_head_dim / tp);
+    min_dim = std::min<double>(m.kv_lora_rank, static_cast<double>(m.num_attention_heads) * m.v_head_dim / tp);
     qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
     v = m.v_head_dim;
     elem = c.tok * m.num_attention_heads * qk * 2 / tp;  // rope + concat of q, k
   } else {
-    min_dim = std::min<double>(h, m.num_attention_heads * m.head_dim() / tp);
+    min_dim = std::min<double>(h, static_cast<double>(m.num_attention_heads) * m.head_dim() / tp);
     qk = v = m.head_dim();
     elem = c.tok * (m.num_attention_heads + m.query_groups()) * m.head_dim() * 2 / tp;  // rope
   }
@@ -178,7 +178,7 @@ Split cp_comm(const LayerContext& c, double core_fwd_s) {
   if (c.mesh.cp <= 1) return {};
   const ModelSpec& m = c.m;
   const double kv_elems = m.multi_latent_attention
-                              ? m.num_attention_heads * (m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim)
+                              ? static_cast<double>(m.num_attention_heads) * (m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim)
                               : 2.0 * m.query_groups() * m.head_dim();
   const double step_bytes = c.tok * kv_elems / c.mesh.tp * kBf16;
   const double comm = (c.mesh.cp - 1) * p2p_time_s(step_bytes, c.cp_link);

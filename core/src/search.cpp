@@ -171,8 +171,7 @@ class EntrySearch {
  public:
   EntrySearch(const SearchContext& c, SplitCounters& counters, IncrementalSplit& dp, TopK& top,
               std::function<void()> tick)
-      : s_(c.s), space_(c.space), cache_(c.cache), times_(c.times), budget_(c.budget), st_(c.st), counters_(counters),
-        dp_(dp), top_(top), tick_(std::move(tick)) {}
+      : c_(c), s_(c.s), st_(c.st), counters_(counters), dp_(dp), top_(top), tick_(std::move(tick)) {}
 
   // Splits one order of the entry: the groups by descending free memory per stage (early
   // stages keep more micro-batches in flight), then speed. Seeds the incumbent cheaply.
@@ -191,7 +190,7 @@ class EntrySearch {
     }
     const std::vector<int> skip = guessed && fixed.empty() ? first_guess_order(shape) : std::vector<int>{};
     depths_.clear();
-    space_.for_each_order(
+    c_.space.for_each_order(
         shape, set, [&](const std::vector<int>& prefix, const std::vector<int>& rest) { return keep(prefix, rest); },
         [&](const std::vector<int>&) { leave(); },
         [&](const std::vector<int>& stage_groups) { return stage_groups == skip || leaf(stage_groups); });
@@ -217,7 +216,7 @@ class EntrySearch {
     if (set_ == &set && shape_ == &shape) return prepared_;  // run() after run_first_guess()
     set_ = &set;
     shape_ = &shape;
-    space_.complete_mesh(shape, set, &mesh_, &rule_);
+    c_.space.complete_mesh(shape, set, &mesh_, &rule_);
     m_ = num_microbatches(s_.training, mesh_);
     prepared_ = prepare_bounds(shape);
     if (prepared_) dp_.reset(mesh_, s_.model.num_layers, m_, cheapest_layer_times(models_, s_.model.num_layers));
@@ -231,9 +230,9 @@ class EntrySearch {
     std::vector<const GroupLayerTimes*> tv;
     std::vector<int> stages, caps;
     for (int g : set_->groups) {
-      const StageCostModel* model = cache_.get(mesh_, g);
+      const StageCostModel* model = c_.cache.get(mesh_, g);
       models_.push_back(model);
-      tv.push_back(&times_.get(model));
+      tv.push_back(&c_.times.get(model));
       stages.push_back(shape.stages_per_group[g]);
       caps.push_back(max_layers_in_memory(s_, *model, mesh_));
       terms_.push_back(group_bound_terms(s_, *model, *tv.back(), mesh_));
@@ -286,7 +285,7 @@ class EntrySearch {
   }
 
   bool over_budget() {
-    if (st_.evaluated + work_ / 4 >= budget_.max_orders || counters_.stage_costs >= budget_.max_stage_costs) {
+    if (st_.evaluated + work_ / 4 >= c_.budget.max_orders || counters_.stage_costs >= c_.budget.max_stage_costs) {
       st_.budget_reached = true;
     }
     return st_.budget_reached;
@@ -324,7 +323,7 @@ class EntrySearch {
     const std::vector<int>& fixed = s_.search.layer_split;
     std::optional<SplitResult> split;
     if (!fixed.empty()) {
-      const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, cache_);
+      const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
       const auto obj = split_objective(p, fixed, &counters_);
       if (obj && *obj < top_.threshold()) split = SplitResult{fixed, *obj};
     } else {
@@ -333,18 +332,15 @@ class EntrySearch {
       while (dp_.depth() > start_depth) dp_.pop();
     }
     if (split) {
-      const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, cache_);
+      const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
       PlanSpec plan = plan_of(mesh_, s_.cluster, stage_groups, split->layers);
       top_.offer(Ranked{split->objective_s, plan_key(plan), evaluate_split_problem(s_, p, plan)});
     }
     return true;
   }
 
-  const Scenario& s_;
-  const CandidateSpace& space_;
-  StageModelCache& cache_;
-  LayerTimesCache& times_;
-  const SearchBudget& budget_;
+  const SearchContext& c_;
+  const Scenario& s_;  // c_.s and c_.st, used on most lines
   SearchStats& st_;
   SplitCounters& counters_;
   IncrementalSplit& dp_;

@@ -17,6 +17,21 @@ size_t StageModelCache::KeyHash::operator()(const Key& k) const {
   return static_cast<size_t>(h);
 }
 
+StageModelCache::StageModelCache(const Scenario& s) : s_(s) {
+  const auto& groups = s.cluster.groups;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    size_t rep = g;
+    for (size_t h = 0; h < g; ++h) {
+      if (groups[h].gpu == groups[g].gpu && groups[h].gpus_per_node == groups[g].gpus_per_node &&
+          groups[h].inter_node_gbps == groups[g].inter_node_gbps) {
+        rep = h;
+        break;
+      }
+    }
+    model_group_.push_back(static_cast<int>(rep));
+  }
+}
+
 const ModelShape& StageModelCache::shape(int tp) {
   auto& shape = shapes_[tp];
   if (!shape) shape = std::make_unique<ModelShape>(derive_model_shape(s_.model, tp));
@@ -38,6 +53,7 @@ std::pair<double, double> StageModelCache::layer_params(const Mesh& mesh) {
 }
 
 const StageCostModel* StageModelCache::get(const Mesh& mesh, int group) {
+  group = model_group_[group];
   const Key key{mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size, static_cast<int>(mesh.recompute), group};
   auto it = models_.find(key);
   if (it != models_.end()) return it->second.get();

@@ -17,10 +17,12 @@
 namespace hapmoe {
 
 // StageCostModels shared by every candidate with the same layer-level mesh fields (tp, cp, ep,
-// etp, micro-batch, recompute) and node group. O(1) look-up by a packed key.
+// etp, micro-batch, recompute) and node group. O(1) look-up by a hashed key. Groups that differ
+// only in their node count share models (a stage's cost does not depend on how many nodes its
+// group has).
 class StageModelCache {
  public:
-  explicit StageModelCache(const Scenario& s) : s_(s) {}
+  explicit StageModelCache(const Scenario& s);
   const StageCostModel* get(const Mesh& mesh, int group);
   // Parameters of all layers on one GPU under `mesh` (TP-sharded dense + replicated, routed
   // experts over EP x ETP): what StageCostModel::total_*_params() give, without building one.
@@ -38,6 +40,7 @@ class StageModelCache {
     size_t operator()(const Key& k) const;
   };
   const Scenario& s_;
+  std::vector<int> model_group_;  // per group: the first group with the same GPU and node shape
   const ModelShape& shape(int tp);
   std::unordered_map<int, std::unique_ptr<ModelShape>> shapes_;  // by tp
   std::unordered_map<long long, std::pair<double, double>> params_;  // by (tp, ep x etp)

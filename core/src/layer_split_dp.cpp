@@ -33,6 +33,7 @@ struct IncrementalSplit::State {
   Mesh mesh;
   int pp = 0, L = 0, min_n = 1, depth = 0;
   long long m = 1;
+  double last_extra = 0;                         // least last-stage extra
   std::vector<double> suffix_min;                // [j]: sum of layer_min over layers j..L-1
   std::vector<std::vector<Label>> states;        // (stage, layers) -> labels, flattened
   std::vector<std::pair<double, double>> costs;  // per n of the stage being pushed
@@ -46,9 +47,9 @@ struct IncrementalSplit::State {
   double bound(const Label& lab, int done, int j) const {
     const int left = pp - done;
     double max_c = lab.max_c, sum_c = lab.sum_c;
-    if (left > 0) {
-      max_c = std::max(max_c, suffix_min[j] / left);
-      sum_c += suffix_min[j];
+    if (left > 0) {  // the stages to come hold layers j.. and the last stage's extras
+      max_c = std::max(max_c, (suffix_min[j] + last_extra) / left);
+      sum_c += suffix_min[j] + last_extra;
     }
     return objective(sum_c, max_c, lab.max_tail);
   }
@@ -58,8 +59,9 @@ IncrementalSplit::IncrementalSplit() : st_(std::make_unique<State>()) {}
 IncrementalSplit::~IncrementalSplit() = default;
 
 void IncrementalSplit::reset(const Mesh& mesh, int num_layers, long long num_microbatches,
-                             const std::vector<double>& layer_min_s) {
+                             const std::vector<double>& layer_min_s, double last_extra_min_s) {
   State& s = *st_;
+  s.last_extra = last_extra_min_s;
   s.mesh = mesh;
   s.pp = mesh.pp;
   s.L = num_layers;
@@ -124,7 +126,8 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
         const auto [c_mb, c_tail] = s.costs[n - least_n];
         Label next{lab.sum_c + c_mb, std::max(lab.max_c, c_mb), std::max(lab.max_tail, c_tail), j, li};
         // Non-decreasing in n (the stage only gets slower), so every larger n fails too.
-        const double grows = s.objective(next.sum_c + s.suffix_min[j + n], next.max_c, lab.max_tail);
+        const double rest = stages_after > 0 ? s.suffix_min[j + n] + s.last_extra : 0.0;
+        const double grows = s.objective(next.sum_c + rest, next.max_c, lab.max_tail);
         if (grows >= incumbent_s) {
           k->lower_bound += max_n - n + 1;
           break;
@@ -197,6 +200,12 @@ std::vector<double> cheapest_layer_times(const std::vector<const StageCostModel*
   return out;
 }
 
+double cheapest_last_extra_s(const std::vector<const StageCostModel*>& models) {
+  double least = std::numeric_limits<double>::max();
+  for (const StageCostModel* m : models) least = std::min(least, m->last_extra_s());
+  return models.empty() ? 0.0 : least;
+}
+
 std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters* k) {
   const int pp = static_cast<int>(p.stage_models.size());
   if (pp < 1) return std::nullopt;
@@ -204,7 +213,8 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
   Mesh mesh = p.mesh;
   mesh.pp = pp;
   mesh.vpp = p.vpp;
-  dp.reset(mesh, p.num_layers, p.num_microbatches, cheapest_layer_times(p.stage_models, p.num_layers));
+  dp.reset(mesh, p.num_layers, p.num_microbatches, cheapest_layer_times(p.stage_models, p.num_layers),
+           p.stage_models.back()->last_extra_s());
   for (int i = 0; i < pp; ++i) {
     if (!dp.push(*p.stage_models[i], p.links[i], p.incumbent_s, k)) return std::nullopt;
   }

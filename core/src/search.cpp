@@ -219,7 +219,10 @@ class EntrySearch {
     c_.space.complete_mesh(shape, set, &mesh_, &rule_);
     m_ = num_microbatches(s_.training, mesh_);
     prepared_ = prepare_bounds(shape);
-    if (prepared_) dp_.reset(mesh_, s_.model.num_layers, m_, cheapest_layer_times(models_, s_.model.num_layers));
+    if (prepared_) {
+      dp_.reset(mesh_, s_.model.num_layers, m_, cheapest_layer_times(models_, s_.model.num_layers),
+                cheapest_last_extra_s(models_));
+    }
     return prepared_;
   }
 

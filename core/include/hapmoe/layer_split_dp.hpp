@@ -40,7 +40,10 @@ class IncrementalSplit {
 
   // Starts a pipeline of mesh.pp stages over num_layers layers. layer_min_s[l]: a lower bound on
   // layer l's per-micro-batch time on any stage still to come (the DP's bound uses its sums).
-  void reset(const Mesh& mesh, int num_layers, long long num_microbatches, const std::vector<double>& layer_min_s);
+  // last_extra_min_s: a lower bound on the extra per-micro-batch time of the last stage (output
+  // layer and loss), counted while the last stage is still to come.
+  void reset(const Mesh& mesh, int num_layers, long long num_microbatches, const std::vector<double>& layer_min_s,
+             double last_extra_min_s = 0);
   // Adds stage depth() on `model` with its links. layers_after_max: an upper bound on the layers
   // the stages after it can hold in memory together (so this stage takes at least the rest).
   // Returns false when no label survives (every split through this prefix is infeasible or
@@ -72,6 +75,8 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
 
 // Per-layer lower bound for the DP: the cheapest per-micro-batch time of each layer over models.
 std::vector<double> cheapest_layer_times(const std::vector<const StageCostModel*>& models, int num_layers);
+// The least last-stage extra (output layer, loss, MTP) over models.
+double cheapest_last_extra_s(const std::vector<const StageCostModel*>& models);
 
 // Objective of a given split with the same stage costs (for fixed splits and brute force).
 // nullopt if a stage does not fit.

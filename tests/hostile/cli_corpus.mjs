@@ -24,7 +24,8 @@ function run(text, limitMs, memKb) {
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   const stderr = r.stderr ? r.stderr.toString('latin1') : '';
   const rss = /maxrss_kb=(\d+)/.exec(stderr);
-  return { status: r.status, signal: r.signal, ms, stderrBytes: r.stderr || Buffer.alloc(0), stderr, rssKb: rss ? +rss[1] : null };
+  const stdout = r.stdout ? r.stdout.toString('utf8') : '';
+  return { status: r.status, signal: r.signal, ms, stdout, stderrBytes: r.stderr || Buffer.alloc(0), stderr, rssKb: rss ? +rss[1] : null };
 }
 
 // Why a case failed, or '' if it met its expectation.
@@ -41,6 +42,7 @@ function check(c, r) {
   }
   if (r.status !== 0) return `exit ${r.status}, expected 0: ${r.stderr.slice(0, 300)}`;
   if (c.expect === 'large' && r.ms > LARGE_LIMIT_MS) return `took ${r.ms.toFixed(0)} ms (limit ${LARGE_LIMIT_MS})`;
+  if (c.expect === 'large' && /^no feasible plan/m.test(r.stdout)) return `no plan: ${r.stdout.slice(0, 200)}`;
   return '';
 }
 

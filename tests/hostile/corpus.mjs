@@ -230,7 +230,10 @@ function validLarge() {
     big('31 groups', withGroups(Array.from({ length: 31 }, (_, i) => ({ gpu: gpus[i % 2], nodes: 1 })))),
     big('10 one-node groups of the same GPU', withGroups(Array.from({ length: 10 }, () => ({ gpu: 'h800-sxm', nodes: 1 })))),
     big('9 GPU types', withGroups(gpus.map((gpu) => ({ gpu, nodes: 2 })))),
-    big('1024 layers', { ...base(), model: { preset: 'mixtral-s', num_layers: 1024 } }),
+    // 1024 layers of a small MoE (30B parameters): fits 32 GPUs, so the search really splits it.
+    big('1024 layers', { ...base(), cluster: 'h100-a100-32', training: { global_batch_size: 256, seq_length: 4096 },
+      model: { name: 'deep', num_layers: 1024, hidden_size: 1024, ffn_hidden_size: 4096, num_attention_heads: 16,
+        num_query_groups: 4, vocab_size: 32000, num_experts: 8, moe_router_topk: 2, moe_ffn_hidden_size: 1024 } }),
     big('1M GPUs', { ...base(), model: 'deepseek-v3', training: { global_batch_size: 16384, seq_length: 4096 },
       cluster: { groups: [{ gpu: 'h100-sxm', nodes: 65536 }, { gpu: 'h800-sxm', nodes: 65536 }] } }),
     big('300k duplicated search values', setPath(base(), 'search.tp', Array(300000).fill(1))),

@@ -179,7 +179,7 @@ export function baselinesMarkup(result) {
     if (!b || !b.metrics) return `<tr><th scope="row">${esc(baselineName(name))}</th><td colspan="4">no feasible plan</td></tr>`;
     const p = b.plan || {};
     const sp = b.speedup ?? speedup(b.metrics.iteration_time_s, best);
-    return `<tr><th scope="row">${esc(baselineName(name))}</th>` +
+    return `<tr><th scope="row">${esc(baselineName(name))}${b.rule ? `<br><span class="hint">${esc(b.rule)}</span>` : ''}</th>` +
       `<td>TP${esc(p.tp ?? '?')} PP${esc(p.pp ?? '?')} DP${esc(p.dp ?? '?')} EP${esc(p.ep ?? '?')} <span class="hint">layers ${esc(split({ plan: p }))}</span></td>` +
       `<td>${fixed(b.metrics.iteration_time_s, 3)}</td><td>${int(b.metrics.tokens_per_s)}</td>` +
       `<td class="speedup">${fixed(sp, 2)}×</td></tr>`;

@@ -22,14 +22,23 @@ function summaryMarkup(result) {
   const gain = md?.metrics ? md.speedup ?? md.metrics.iteration_time_s / m.iteration_time_s : NaN;
   const head = memoryHeadroom(m);
   return `<div class="kpis">` +
-    `<div class="kpi"><span class="kpi-value">${fixed(m.iteration_time_s, 3)} s</span><span class="kpi-label">iteration time</span></div>` +
+    `<div class="kpi"><span class="kpi-value">${fixed(m.iteration_time_s, 3)} s</span><span class="kpi-label">iteration time${errorBand(m)}</span></div>` +
     `<div class="kpi"><span class="kpi-value">${int(m.tokens_per_s)}</span><span class="kpi-label">tokens/s</span></div>` +
     `<div class="kpi"><span class="kpi-value">${fixed(m.tflops_per_gpu, 1)}</span><span class="kpi-label">TFLOPS/GPU (MFU ${fixed(m.mfu * 100, 1)} %)</span></div>` +
     `<div class="kpi"><span class="kpi-value">${int(m.gpus_used)}${m.gpus_idle ? ` <small>+${int(m.gpus_idle)} idle</small>` : ''}</span><span class="kpi-label">GPUs used</span></div>` +
     `<div class="kpi${head.tight ? ' tight' : ''}"><span class="kpi-value">${fixed(head.freeGib, 2)} GiB</span><span class="kpi-label">memory headroom` +
     `${head.tight ? ` <span class="flag-tight">⚠ over ${TIGHT_FRACTION * 100}% used</span>` : ''}</span></div>` +
     (Number.isFinite(gain) ? `<div class="kpi accent"><span class="kpi-value">${fixed(gain, 2)}×</span><span class="kpi-label">vs Megatron default</span></div>` : '') +
-    `</div><p class="stats">${statsMarkup(result.stats)} All figures are the core's cost-model predictions.</p>`;
+    `</div>${(result.notes || []).map((n) => `<p class="note" role="note">${esc(n)}</p>`).join('')}` +
+    `<p class="stats">${statsMarkup(result.stats)} All figures are the core's cost-model predictions.</p>`;
+}
+
+/** " ±6% (12.4-14.0 s)": the prediction's error band as the core reports it; '' without one. */
+export function errorBand(m) {
+  const f = m.iteration_time_error_fraction, r = m.iteration_time_range_s;
+  if (!Number.isFinite(f) || !Array.isArray(r)) return '';
+  const basis = m.iteration_time_error_calibrated ? 'calibration spread' : 'calibration spread; this GPU is not calibrated';
+  return ` <span class="band" title="${esc(basis)}">±${fixed(f * 100, 0)} % (${fixed(r[0], 2)}–${fixed(r[1], 2)} s)</span>`;
 }
 
 /** The core's diagnosis when no plan fits: its message, shortfall and suggestions, as text. */

@@ -88,3 +88,12 @@ test('error paths fall back from the most to the least specific', () => {
     ['cluster.groups[1].gpu.memory_gib', 'cluster.groups[1].gpu', 'cluster.groups[1]', 'cluster.groups', 'cluster']);
   assert.deepEqual(pathPrefixes('search.tp[2]'), ['search.tp[2]', 'search.tp', 'search']);
 });
+
+test('errorBand shows the core\'s prediction band next to the iteration time', async () => {
+  const { errorBand } = await import('../../web/results-view.js');
+  const band = errorBand({ iteration_time_s: 13.2, iteration_time_error_fraction: 0.06,
+    iteration_time_range_s: [12.4493, 14.0386], iteration_time_error_calibrated: false });
+  assert.match(band, /±6 % \(12\.45–14\.04 s\)/);
+  assert.match(band, /not calibrated/);
+  assert.equal(errorBand({ iteration_time_s: 1 }), '');
+});

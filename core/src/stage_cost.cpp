@@ -1,6 +1,7 @@
 #include "hapmoe/stage_cost.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "hapmoe/cost_comm.hpp"
 #include "hapmoe/cost_compute.hpp"
@@ -280,7 +281,14 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
   const LayerContext c(s, shape, mesh, group);
   const ModelSpec& m = s.model;
   layers_.reserve(m.num_layers);
-  for (int i = 0; i < m.num_layers; ++i) layers_.push_back(make_layer_cost(c, i));
+  // A layer's terms depend on its index only through whether it is MoE and whether it uses
+  // sliding-window attention: cost each of those (at most 4) kinds once.
+  std::optional<LayerCost> kinds[4];
+  for (int i = 0; i < m.num_layers; ++i) {
+    auto& kind = kinds[(m.layer_is_moe(i) ? 2 : 0) + (m.layer_is_windowed(i) ? 1 : 0)];
+    if (!kind) kind = make_layer_cost(c, i);
+    layers_.push_back(*kind);
+  }
   sum_fwd_ = prefix(layers_, [](const LayerCost& l) { return l.fwd_s; });
   sum_bwd_ = prefix(layers_, [](const LayerCost& l) { return l.bwd_s; });
   sum_tp_ = prefix(layers_, [](const LayerCost& l) { return l.tp_s; });

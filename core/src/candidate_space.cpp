@@ -131,10 +131,15 @@ bool CandidateSpace::next_set(const MeshShape& shape, std::vector<int>& counts) 
   return false;
 }
 
+Mesh CandidateSpace::mesh_for(const MeshShape& shape, const GroupSet& set) const {
+  Mesh m = shape.mesh;
+  m.pp = 0;
+  for (int g : set.groups) m.pp += shape.stages_per_group[g];
+  return m;
+}
+
 bool CandidateSpace::complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string* rule) const {
-  *out = shape.mesh;
-  out->pp = 0;
-  for (int g : set.groups) out->pp += shape.stages_per_group[g];
+  *out = mesh_for(shape, set);
   if (auto v = check_pipeline_rules(s_, *out)) {
     *rule = v->rule;
     return false;

@@ -87,12 +87,17 @@ struct EntryBuilder : SearchContext {
   std::vector<GroupSet> sets;
   std::vector<SearchEntry> entries;
   double min_shortfall = -1;
-  std::unordered_map<std::string, int> set_ids;
+  struct GroupsHash {
+    size_t operator()(const std::vector<int>& v) const {
+      uint64_t h = 1469598103934665603ull;  // FNV-1a over the group indices
+      for (int x : v) h = (h ^ static_cast<uint32_t>(x)) * 1099511628211ull;
+      return static_cast<size_t>(h);
+    }
+  };
+  std::unordered_map<std::vector<int>, int, GroupsHash> set_ids;
 
   int set_id(const GroupSet& g) {
-    std::string key;
-    for (int x : g.groups) key += std::to_string(x) + ",";
-    auto [it, added] = set_ids.emplace(key, static_cast<int>(sets.size()));
+    auto [it, added] = set_ids.emplace(g.groups, static_cast<int>(sets.size()));
     if (added) sets.push_back(g);
     return it->second;
   }
@@ -100,8 +105,10 @@ struct EntryBuilder : SearchContext {
   void build() {
     std::vector<const GroupLayerTimes*> tv;
     std::vector<int> stages;
+    std::vector<std::pair<int, std::string>> rule_of_pp;  // this shape's pipeline rules by pp
     for (size_t i = 0; i < space.shapes().size() && !st.budget_reached; ++i) {
       const MeshShape& shape = space.shapes()[i];
+      rule_of_pp.clear();
       space.for_each_group_set(
           shape,
           [&](const GroupSet& set) {
@@ -109,10 +116,16 @@ struct EntryBuilder : SearchContext {
               st.budget_reached = true;
               return false;
             }
-            Mesh mesh;
-            std::string rule;
-            if (!space.complete_mesh(shape, set, &mesh, &rule)) {
-              ++st.pruned[rule];
+            // The pipeline rules depend on the set only through pp: check each pp once.
+            Mesh mesh = space.mesh_for(shape, set);
+            auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.first == mesh.pp; });
+            if (known == rule_of_pp.end()) {
+              std::string rule;
+              space.complete_mesh(shape, set, &mesh, &rule);
+              known = rule_of_pp.insert(rule_of_pp.end(), {mesh.pp, rule});
+            }
+            if (!known->second.empty()) {
+              ++st.pruned[known->second];
               return true;
             }
             ++st.candidates;

@@ -45,6 +45,8 @@ class CandidateSpace {
   template <class F>
   bool for_each_group_set(const MeshShape& shape, F fn, PruneCounts* pruned) const;
 
+  // The mesh of a shape and a set: pp is the sum of the set's stages.
+  Mesh mesh_for(const MeshShape& shape, const GroupSet& set) const;
   // The complete mesh of a shape and a set (pp filled in), or a violated rule's name.
   bool complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string* rule) const;
 

@@ -106,9 +106,11 @@ struct EntryBuilder : SearchContext {
     std::vector<const GroupLayerTimes*> tv;
     std::vector<int> stages;
     std::vector<std::pair<int, std::string>> rule_of_pp;  // this shape's pipeline rules by pp
+    std::vector<const GroupLayerTimes*> shape_times;       // this shape's layer times by group
     for (size_t i = 0; i < space.shapes().size() && !st.budget_reached; ++i) {
       const MeshShape& shape = space.shapes()[i];
       rule_of_pp.clear();
+      shape_times.assign(shape.stages_per_group.size(), nullptr);
       space.for_each_group_set(
           shape,
           [&](const GroupSet& set) {
@@ -140,7 +142,8 @@ struct EntryBuilder : SearchContext {
             tv.clear();
             stages.clear();
             for (int g : set.groups) {
-              tv.push_back(&times.get(cache.get(mesh, g)));
+              if (!shape_times[g]) shape_times[g] = &times.get(cache.get(mesh, g));  // same for every set
+              tv.push_back(shape_times[g]);
               stages.push_back(shape.stages_per_group[g]);
             }
             const double bound = set_lower_bound_s(tv, stages, s.model.num_layers,

@@ -254,7 +254,7 @@ class EntrySearch {
       tv.push_back(&c_.times.get(model));
       stages.push_back(shape.stages_per_group[g]);
       caps.push_back(max_layers_in_memory(s_, *model, mesh_));
-      terms_.push_back(group_bound_terms(s_, *model, *tv.back(), mesh_));
+      terms_.push_back(bound_terms(*model, *tv.back()));
     }
     positions_.emplace(terms_, mesh_.pp, s_.model.num_layers, m_, mesh_.vpp);
     std::vector<int> any(terms_.size());
@@ -271,6 +271,15 @@ class EntrySearch {
       return false;
     }
     return true;
+  }
+
+  // group_bound_terms depends on the model and on how the mesh shards weights (dp x cp dense,
+  // expert_dp experts): computed once per such key.
+  const GroupBoundTerms& bound_terms(const StageCostModel& model, const GroupLayerTimes& times) {
+    const BoundKey key{&model, static_cast<long long>(mesh_.dp) * mesh_.cp, mesh_.expert_dp()};
+    auto it = bound_terms_.find(key);
+    if (it == bound_terms_.end()) it = bound_terms_.emplace(key, group_bound_terms(s_, model, times, mesh_)).first;
+    return it->second;
   }
 
   int index_of(int g) const {
@@ -375,6 +384,20 @@ class EntrySearch {
   long long work_ = 0;  // bound evaluations over orders (4 count as one searched order)
   std::vector<const StageCostModel*> models_;  // per set group
   std::vector<GroupBoundTerms> terms_;         // per set group
+  struct BoundKey {
+    const StageCostModel* model;
+    long long dense_shards, expert_shards;
+    bool operator==(const BoundKey& o) const {
+      return model == o.model && dense_shards == o.dense_shards && expert_shards == o.expert_shards;
+    }
+  };
+  struct BoundKeyHash {
+    size_t operator()(const BoundKey& k) const {
+      return std::hash<const void*>()(k.model) ^ (static_cast<size_t>(k.dense_shards) * 1000003u) ^
+             (static_cast<size_t>(k.expert_shards) * 998244353u);
+    }
+  };
+  std::unordered_map<BoundKey, GroupBoundTerms, BoundKeyHash> bound_terms_;
   std::optional<PositionBound> positions_;
   PositionBound::Options options_;
   std::vector<int> depths_;

@@ -74,6 +74,7 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
   const int fixed_pp = static_cast<int>(s_.search.layer_split.size());
   while (next_set(shape, counts)) {
     GroupSet set;
+    set.groups.reserve(shape.stages_per_group.size());
     long long pp = 0;
     for (size_t c = 0; c < counts.size(); ++c) {
       int taken = 0;

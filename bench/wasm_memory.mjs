@@ -5,20 +5,14 @@
 // the heap, so any leak pushes it up). Exits 1 if either grew by more than 1 MiB after the warm-up.
 // usage: node bench/wasm_memory.mjs [N] [--valid-only]   (needs dist/; scripts/setup build)
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { REPO, loadModule } from '../tests/wasm/module.mjs';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DIST = path.resolve(REPO, process.env.HAPMOE_WASM_DIR || 'dist');
 const N = Number(process.argv[2] || 10000);
 const WARMUP = 100;
 const MAX_GROWTH_BYTES = 1 << 20;
 
-const cjs = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hapmoe-')), 'hapmoe.cjs');
-fs.copyFileSync(path.join(DIST, 'hapmoe.js'), cjs);
-const M = await createRequire(import.meta.url)(cjs)({ wasmBinary: fs.readFileSync(path.join(DIST, 'hapmoe.wasm')) });
+const M = await loadModule();
 
 const valid = fs.readFileSync(path.join(REPO, 'examples/mixtral-s-16-1.json'), 'utf8');
 const validOnly = process.argv.includes('--valid-only');

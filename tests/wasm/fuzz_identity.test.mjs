@@ -4,24 +4,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { REPO, CLI, loadModule } from './module.mjs';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const WASM_DIR = path.resolve(REPO, process.env.HAPMOE_WASM_DIR || 'dist');
-const CLI = path.resolve(REPO, process.env.HAPMOE_CLI || 'build/hapmoe');
 const CORPUS = path.join(REPO, 'fuzz/corpus');
 const MAX_FILES = 400;
 
 const files = fs.existsSync(CORPUS) ? fs.readdirSync(CORPUS).sort().slice(0, MAX_FILES) : [];
 
 test(`native and wasm plan output identical on ${files.length} fuzz corpus inputs`, { skip: files.length === 0 && 'no fuzz/corpus yet (fuzz/run.sh)' }, async (t) => {
-  const cjs = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hapmoe-')), 'hapmoe.cjs');
-  fs.copyFileSync(path.join(WASM_DIR, 'hapmoe.js'), cjs);
-  const M = await createRequire(import.meta.url)(cjs)({ wasmBinary: fs.readFileSync(path.join(WASM_DIR, 'hapmoe.wasm')) });
+  const M = await loadModule();
   const differ = [];
   let valid = 0;
   for (const f of files) {

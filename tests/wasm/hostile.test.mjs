@@ -3,24 +3,9 @@
 // or not) gives byte-identical plan output natively and in wasm. Needs dist/ and build/hapmoe.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { corpus, asBuffer, PENDING_ON_OTHER_BRANCHES } from '../hostile/corpus.mjs';
-
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const WASM_DIR = path.resolve(REPO, process.env.HAPMOE_WASM_DIR || 'dist');
-const CLI = path.resolve(REPO, process.env.HAPMOE_CLI || 'build/hapmoe');
-const require = createRequire(import.meta.url);
-
-async function loadModule() {
-  const cjs = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hapmoe-')), 'hapmoe.cjs');
-  fs.copyFileSync(path.join(WASM_DIR, 'hapmoe.js'), cjs);
-  return require(cjs)({ wasmBinary: fs.readFileSync(path.join(WASM_DIR, 'hapmoe.wasm')) });
-}
+import { CLI, loadModule } from './module.mjs';
 
 const M = await loadModule();
 const cases = corpus().filter((c) => c.expect !== 'large');

@@ -3,25 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const WASM_DIR = path.resolve(REPO, process.env.HAPMOE_WASM_DIR || 'dist');
-const CLI = path.resolve(REPO, process.env.HAPMOE_CLI || 'build/hapmoe');
-const require = createRequire(import.meta.url);
-
-async function loadModule() {
-  // The repo's package.json says "type": "module"; the glue is a classic script: load it as .cjs.
-  const cjs = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hapmoe-')), 'hapmoe.cjs');
-  fs.copyFileSync(path.join(WASM_DIR, 'hapmoe.js'), cjs);
-  const factory = require(cjs);
-  // Emscripten 3.1.6 glue would fetch() a file path under node: hand it the bytes.
-  return factory({ wasmBinary: fs.readFileSync(path.join(WASM_DIR, 'hapmoe.wasm')) });
-}
+import { REPO, CLI, loadModule } from './module.mjs';
 
 const M = await loadModule();
 const examples = fs.readdirSync(path.join(REPO, 'examples')).filter((f) => f.endsWith('.json')).sort();

@@ -1,5 +1,6 @@
 // "Download SVG" for a chart: the drawn <svg> with the page's chart styles inlined (light
 // colours), so the file looks the same outside the page.
+import { downloadBlob } from './clipboard.js';
 
 const SVG_STYLE = `text{font:11px system-ui,sans-serif;fill:#1d2330}.tick,.axis{fill:#5d6678}.grid{stroke:#dde1e8}` +
   `.capacity{stroke:#c92a2a;stroke-width:2}.idle{fill:#f5f6f8;stroke:#dde1e8}.op{fill:#fff;font-size:10px}`;
@@ -21,13 +22,6 @@ export function standaloneSvg(svg) {
 export function downloadChart(host, filename) {
   const svg = host.querySelector('svg');
   if (!svg) return false;
-  const url = URL.createObjectURL(new Blob([standaloneSvg(svg)], { type: 'image/svg+xml' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
+  downloadBlob(filename, new Blob([standaloneSvg(svg)], { type: 'image/svg+xml' }));
   return true;
 }

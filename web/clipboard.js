@@ -28,9 +28,9 @@ export async function copyWithFeedback(button, text) {
   return ok;
 }
 
-/** Offers value (any JSON value) as a download named filename. */
-export function downloadJson(filename, value) {
-  const url = URL.createObjectURL(new Blob([JSON.stringify(value, null, 2) + '\n'], { type: 'application/json' }));
+/** Offers blob as a download named filename. */
+export function downloadBlob(filename, blob) {
+  const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
   a.download = filename;
@@ -38,4 +38,9 @@ export function downloadJson(filename, value) {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** Offers value (any JSON value) as a download named filename. */
+export function downloadJson(filename, value) {
+  downloadBlob(filename, new Blob([JSON.stringify(value, null, 2) + '\n'], { type: 'application/json' }));
 }

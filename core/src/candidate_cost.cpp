@@ -120,23 +120,6 @@ double layers_within(double c, double min_layer_s, bool fractional) {
 
 }  // namespace
 
-int max_layers_in_memory(const Scenario& s, const StageCostModel& model, const Mesh& mesh) {
-  const GpuSpec& gpu = s.cluster.groups[model.group()].gpu;
-  const double room = (gpu.memory_gib - gpu.reserved_memory_gib) * kGiB;
-  const long long dense_shards = static_cast<long long>(mesh.dp) * mesh.cp;
-  double least = 1e300;
-  for (int l = 0; l < s.model.num_layers; ++l) {
-    const LayerCost& c = model.layer(l);
-    const double bytes = weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
-                                       s.training.use_distributed_optimizer, bound_weight_bytes(s.training))
-                             .total() +
-                         c.activation_bytes;
-    least = std::min(least, bytes);
-  }
-  if (room <= 0) return 0;
-  if (least <= 0) return s.model.num_layers;
-  return static_cast<int>(std::min<double>(s.model.num_layers, std::floor(room / least * (1 + 1e-12))));
-}
 
 double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const std::vector<int>& stages,
                          int num_layers, long long num_microbatches, int vpp, bool fractional,
@@ -234,6 +217,8 @@ int layers_in_time(const GroupBoundTerms& t, double c) {
 }
 
 }  // namespace
+
+int max_layers_in_memory(const GroupBoundTerms& t) { return layers_in_memory(t, 1.0); }
 
 PositionBound::PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, int num_layers,
                              long long num_microbatches, int vpp)

@@ -253,8 +253,8 @@ class EntrySearch {
       models_.push_back(model);
       tv.push_back(&c_.times.get(model));
       stages.push_back(shape.stages_per_group[g]);
-      caps.push_back(max_layers_in_memory(s_, *model, mesh_));
       terms_.push_back(bound_terms(*model, *tv.back()));
+      caps.push_back(max_layers_in_memory(terms_.back()));
     }
     positions_.emplace(terms_, mesh_.pp, s_.model.num_layers, m_, mesh_.vpp);
     std::vector<int> any(terms_.size());

@@ -73,10 +73,7 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
                          int num_layers, long long num_microbatches, int vpp, bool fractional,
                          const std::vector<int>* max_layers = nullptr);
 
-// An upper bound on the layers one stage of this model's group can hold in memory at any
-// position: every layer costs at least the smallest per-layer weights + gradients + optimizer
-// state (sharded as `mesh` shards them) + one micro-batch of activations; no stage extras.
-int max_layers_in_memory(const Scenario& s, const StageCostModel& model, const Mesh& mesh);
+
 
 // What the position-aware bounds need of one group's stages under one mesh.
 struct GroupBoundTerms {
@@ -90,6 +87,9 @@ struct GroupBoundTerms {
 };
 GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model, const GroupLayerTimes& times,
                                   const Mesh& mesh);
+// An upper bound on the layers one stage of the group can hold in memory at any position (one
+// micro-batch in flight, the lightest layers, no stage extras).
+int max_layers_in_memory(const GroupBoundTerms& t);
 
 // Lower bounds on the iteration time of pipeline positions 0..pp-1 of one group set, where
 // position i may hold a stage of any group in options[i] (indices into `terms`; one group per

@@ -27,7 +27,7 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double budget = argc > 1 ? std::atof(argv[1]) : 6e7;  // brute-force layer splits
+  const double budget = argc > 1 ? std::atof(argv[1]) : 6e7;  // brute-force layer splits; 0 = skip
   const std::string only = argc > 2 ? argv[2] : "";             // run the cases whose cluster contains this
   const PresetCatalog presets = load_builtin_presets();
   struct Case {
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     if (c.name.rfind("mixtral", 0) == 0) worst_paper_ms = std::max(worst_paper_ms, ms);
     double splits = 0;
     const auto tb = Clock::now();
-    const double brute = testing::brute_force_best(*s, budget, &splits);
+    const double brute = budget > 0 ? testing::brute_force_best(*s, budget, &splits) : -1;  // 0: skip
     const double brute_ms = ms_since(tb);
     char brute_col[32], ratio_col[32];
     if (brute < 0) {

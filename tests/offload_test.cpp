@@ -36,25 +36,35 @@ TEST_CASE("optimizer_offload_time_s: the longest of the copies and the CPU Adam 
 }
 
 TEST_CASE("stage cost: offload moves the optimizer state off the GPU and adds host time") {
-  const Scenario s = testing::scenario_from({{"model", testing::small_moe_model()}, {"cluster", "h100-16"},
-                                             {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}}});
+  const Scenario s =
+      testing::scenario_from({{"model", testing::small_moe_model()},
+                              {"cluster", "h100-16"},
+                              {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}}});
   StageModelCache cache(s);
   Mesh m;
-  m.tp = 1; m.dp = 4; m.ep = 4; m.pp = 4;
+  m.tp = 1;
+  m.dp = 4;
+  m.ep = 4;
+  m.pp = 4;
   const StageCostModel* model = cache.get(m, 0);
   const StageCost none = model->cost(1, 2, 2, StageLinks{}, m);
   Mesh half = m;
   half.optimizer_offload_fraction = 0.5;
   const StageCost off = model->cost(1, 2, 2, StageLinks{}, half);
-  CHECK(off.weights.optimizer_bytes == doctest::Approx(none.weights.optimizer_bytes / 2).epsilon(1e-12));
+  CHECK(off.weights.optimizer_bytes ==
+        doctest::Approx(none.weights.optimizer_bytes / 2).epsilon(1e-12));
   CHECK(off.weights.gradients_bytes == none.weights.gradients_bytes);
-  CHECK(off.peak_bytes() == doctest::Approx(none.peak_bytes() - none.weights.optimizer_bytes / 2).epsilon(1e-12));
+  CHECK(off.peak_bytes() ==
+        doctest::Approx(none.peak_bytes() - none.weights.optimizer_bytes / 2).epsilon(1e-12));
   const double owned = none.weights.optimizer_bytes / 12;
   const GpuSpec& gpu = s.cluster.groups[0].gpu;
-  const double gpu_part = optimizer_step_time_s(owned / 2, model->layer(2).dense_params + model->layer(2).expert_params +
-                                                               model->layer(3).dense_params + model->layer(3).expert_params,
-                                                gpu);
-  CHECK(off.optimizer_s == doctest::Approx(gpu_part + optimizer_offload_time_s(owned / 2, 4, 2, gpu)).epsilon(1e-9));
+  const double gpu_part =
+      optimizer_step_time_s(owned / 2,
+                            model->layer(2).dense_params + model->layer(2).expert_params +
+                                model->layer(3).dense_params + model->layer(3).expert_params,
+                            gpu);
+  CHECK(off.optimizer_s ==
+        doctest::Approx(gpu_part + optimizer_offload_time_s(owned / 2, 4, 2, gpu)).epsilon(1e-9));
   CHECK(off.optimizer_s > none.optimizer_s);
 }
 
@@ -62,9 +72,11 @@ TEST_CASE("stage cost: offload moves the optimizer state off the GPU and adds ho
 TEST_CASE("search: Mixtral-L plans on 16-1, 16-3 and 24-1 with optimizer offload") {
   for (const char* cluster : {"16-1", "16-3", "24-1"}) {
     CAPTURE(cluster);
-    Scenario s = testing::scenario_from({{"model", "mixtral-l"}, {"cluster", cluster},
-                                         {"training", {{"global_batch_size", 512}, {"seq_length", 4096}}},
-                                         {"search", {{"top_k", 1}, {"baselines", false}}}});
+    Scenario s =
+        testing::scenario_from({{"model", "mixtral-l"},
+                                {"cluster", cluster},
+                                {"training", {{"global_batch_size", 512}, {"seq_length", 4096}}},
+                                {"search", {{"top_k", 1}, {"baselines", false}}}});
     auto r = search_plans(s);
     REQUIRE(r.ok());
     REQUIRE_FALSE(r->plans.empty());
@@ -79,9 +91,11 @@ TEST_CASE("search: Mixtral-L plans on 16-1, 16-3 and 24-1 with optimizer offload
 }
 
 TEST_CASE("search: no offload retry when a plan fits, or when offload is not allowed") {
-  Scenario s = testing::scenario_from({{"model", testing::small_moe_model()}, {"cluster", "h100-16"},
-                                       {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}},
-                                       {"search", {{"top_k", 1}, {"baselines", false}}}});
+  Scenario s =
+      testing::scenario_from({{"model", testing::small_moe_model()},
+                              {"cluster", "h100-16"},
+                              {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}},
+                              {"search", {{"top_k", 1}, {"baselines", false}}}});
   auto r = search_plans(s);
   REQUIRE(r.ok());
   REQUIRE_FALSE(r->plans.empty());

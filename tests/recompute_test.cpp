@@ -1,13 +1,14 @@
 // recompute: the extra backward work of each --recompute-modules entry, which modules act on a
 // model, the default search set, and (through the stage cost model) that a layer's backward
 // grows by exactly the re-run forward part.
+#include "hapmoe/recompute.hpp"
+
 #include <doctest/doctest.h>
 
+#include "fixtures.hpp"
 #include "hapmoe/candidate_cost.hpp"
 #include "hapmoe/cost_compute.hpp"
 #include "hapmoe/megatron_emit.hpp"
-#include "hapmoe/recompute.hpp"
-#include "fixtures.hpp"
 #include "test_scenarios.hpp"
 
 using namespace hapmoe;
@@ -27,12 +28,14 @@ LayerForwardParts parts() {
   p.moe_ep_comm_s = 256;
   return p;
 }
-RecomputeExtra extra(unsigned bits) { return selective_recompute_extra(Recompute::of_modules(bits), parts()); }
+RecomputeExtra extra(unsigned bits) {
+  return selective_recompute_extra(Recompute::of_modules(bits), parts());
+}
 }  // namespace
 
 TEST_CASE("selective_recompute_extra: each module re-runs its own forward") {
   CHECK(selective_recompute_extra(Recompute::kNone, parts()).compute_s == 0);
-  CHECK(selective_recompute_extra(Recompute::kFull, parts()).compute_s == 0);  // the caller's
+  CHECK(selective_recompute_extra(Recompute::kFull, parts()).compute_s == 0);       // the caller's
   CHECK(selective_recompute_extra(Recompute::kSelective, parts()).compute_s == 1);  // core_attn
   CHECK(extra(kRecomputeLayernorm).compute_s == 2);
   CHECK(extra(kRecomputeMlaUpProj).compute_s == 4);
@@ -56,7 +59,9 @@ TEST_CASE("selective_recompute_extra: each module re-runs its own forward") {
 TEST_CASE("selective_recompute_extra: absent parts cost nothing") {
   LayerForwardParts dense = parts();
   dense.moe_s = dense.moe_act_s = dense.shared_experts_s = dense.moe_ep_comm_s = 0;
-  CHECK(selective_recompute_extra(Recompute::of_modules(kRecomputeMoe | kRecomputeSharedExperts), dense).tp_s == 0);
+  CHECK(selective_recompute_extra(Recompute::of_modules(kRecomputeMoe | kRecomputeSharedExperts),
+                                  dense)
+            .tp_s == 0);
   LayerForwardParts moe = parts();
   moe.mlp_s = 0;
   CHECK(selective_recompute_extra(Recompute::of_modules(kRecomputeMlp), moe).tp_s == 0);
@@ -64,8 +69,8 @@ TEST_CASE("selective_recompute_extra: absent parts cost nothing") {
 
 TEST_CASE("applicable and rejected modules, default search set") {
   ModelSpec m = testing::tiny_moe_model();  // one dense and one MoE layer, GQA, no shared expert
-  CHECK(applicable_recompute_modules(m) ==
-        (kRecomputeCoreAttn | kRecomputeLayernorm | kRecomputeMlp | kRecomputeMoe | kRecomputeMoeAct));
+  CHECK(applicable_recompute_modules(m) == (kRecomputeCoreAttn | kRecomputeLayernorm |
+                                            kRecomputeMlp | kRecomputeMoe | kRecomputeMoeAct));
   CHECK(rejected_recompute_modules(m) == kRecomputeMlaUpProj);
   auto d = default_recompute_choices(m);
   REQUIRE(d.size() == 4);
@@ -75,7 +80,8 @@ TEST_CASE("applicable and rejected modules, default search set") {
   CHECK(d[3] == Recompute::kFull);
   m.multi_latent_attention = true;
   CHECK(default_recompute_choices(m)[2] ==
-        Recompute::of_modules(kRecomputeCoreAttn | kRecomputeMoeAct | kRecomputeLayernorm | kRecomputeMlaUpProj));
+        Recompute::of_modules(kRecomputeCoreAttn | kRecomputeMoeAct | kRecomputeLayernorm |
+                              kRecomputeMlaUpProj));
   CHECK(rejected_recompute_modules(m) == 0);
   const ModelSpec dense = testing::tiny_dense_model();
   CHECK(rejected_recompute_modules(dense) == (kRecomputeMlaUpProj | kRecomputeMoeAct));
@@ -90,20 +96,27 @@ TEST_CASE("Recompute values: Megatron's default set, names, keys") {
   CHECK(Recompute::kSelective == Recompute::of_modules(kRecomputeCoreAttn));
   CHECK(Recompute::of_modules(0) == Recompute::kNone);
   CHECK(to_string(Recompute::kSelective) == "selective");
-  CHECK(to_string(Recompute::of_modules(kRecomputeLayernorm | kRecomputeMoeAct)) == "moe_act+layernorm");
+  CHECK(to_string(Recompute::of_modules(kRecomputeLayernorm | kRecomputeMoeAct)) ==
+        "moe_act+layernorm");
   CHECK(to_string(Recompute::kFull) == "full");
   CHECK(Recompute::kFull.key() != Recompute::kNone.key());
-  CHECK(Recompute::of_modules(kRecomputeMoe).key() != Recompute::of_modules(kRecomputeMoeAct).key());
+  CHECK(Recompute::of_modules(kRecomputeMoe).key() !=
+        Recompute::of_modules(kRecomputeMoeAct).key());
 }
 
 // A MoE layer's backward grows by the activation function's forward with moe_act, by the norm's
 // with layernorm, and by the MoE block's forward and its all-to-all with moe.
 TEST_CASE("stage cost: module recompute adds the re-run forward to the layer's backward") {
-  const Scenario s = testing::scenario_from({{"model", testing::small_moe_model()}, {"cluster", "h100-16"},
-                                             {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}}});
+  const Scenario s =
+      testing::scenario_from({{"model", testing::small_moe_model()},
+                              {"cluster", "h100-16"},
+                              {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}}});
   StageModelCache cache(s);
   Mesh m;
-  m.tp = 1; m.dp = 4; m.ep = 4; m.pp = 4;
+  m.tp = 1;
+  m.dp = 4;
+  m.ep = 4;
+  m.pp = 4;
   auto layer = [&](Recompute rc) {
     m.recompute = rc;
     return cache.get(m, 0)->layer(1);
@@ -117,7 +130,8 @@ TEST_CASE("stage cost: module recompute adds the re-run forward to the layer's b
   const double act_s = elementwise_time_s(2.0 * 2048 * 1024 * 3 * 2, gpu);
   CHECK(act.bwd_s - none.bwd_s == doctest::Approx(act_s).epsilon(1e-9));
   // RMSNorm reads and writes 2048 x 1024 BF16 values.
-  CHECK(norm.bwd_s - none.bwd_s == doctest::Approx(elementwise_time_s(2.0 * 2048 * 1024 * 2, gpu)).epsilon(1e-9));
+  CHECK(norm.bwd_s - none.bwd_s ==
+        doctest::Approx(elementwise_time_s(2.0 * 2048 * 1024 * 2, gpu)).epsilon(1e-9));
   CHECK(moe.bwd_s > act.bwd_s);
   CHECK(moe.ep_s > none.ep_s);  // dispatch and combine run again
   CHECK(act.ep_s == none.ep_s);
@@ -129,14 +143,21 @@ TEST_CASE("stage cost: module recompute adds the re-run forward to the layer's b
 // The emitted flags are what the cost model priced: the plan's modules in Megatron's order, the
 // EP overlap pair, and the offload flags with the precision-aware optimizer they need.
 TEST_CASE("megatron_command: recompute modules, EP overlap and optimizer offload flags") {
-  const Scenario s = testing::scenario_from({{"model", testing::small_moe_model()}, {"cluster", "h100-16"},
-                                             {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}}});
+  const Scenario s =
+      testing::scenario_from({{"model", testing::small_moe_model()},
+                              {"cluster", "h100-16"},
+                              {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}}});
   Mesh m;
-  m.tp = 1; m.dp = 8; m.ep = 4; m.pp = 2; m.vpp = 2;
+  m.tp = 1;
+  m.dp = 8;
+  m.ep = 4;
+  m.pp = 2;
+  m.vpp = 2;
   m.recompute = Recompute::of_modules(kRecomputeLayernorm | kRecomputeMoeAct);
   PlanSpec p = plan_of(m, s.cluster, {0, 0}, {4, 4});
   std::string args = megatron_command(s, p).args;
-  CHECK(args.find("--recompute-granularity selective --recompute-modules moe_act layernorm") != std::string::npos);
+  CHECK(args.find("--recompute-granularity selective --recompute-modules moe_act layernorm") !=
+        std::string::npos);
   CHECK(args.find("--overlap-moe-expert-parallel-comm") == std::string::npos);
   CHECK(args.find("--optimizer-cpu-offload") == std::string::npos);
   m.recompute = Recompute::kSelective;
@@ -144,11 +165,14 @@ TEST_CASE("megatron_command: recompute modules, EP overlap and optimizer offload
   m.optimizer_offload_fraction = 0.5;
   p = plan_of(m, s.cluster, {0, 0}, {4, 4});
   args = megatron_command(s, p).args;
-  CHECK(args.find("--recompute-granularity selective --recompute-modules core_attn") != std::string::npos);
+  CHECK(args.find("--recompute-granularity selective --recompute-modules core_attn") !=
+        std::string::npos);
   CHECK(args.find("--overlap-moe-expert-parallel-comm --delay-wgrad-compute") != std::string::npos);
-  CHECK(args.find("--use-precision-aware-optimizer --optimizer-cpu-offload --optimizer-offload-fraction 0.5 "
+  CHECK(args.find("--use-precision-aware-optimizer --optimizer-cpu-offload "
+                  "--optimizer-offload-fraction 0.5 "
                   "--overlap-cpu-optimizer-d2h-h2d") != std::string::npos);
   m.recompute = Recompute::kFull;
   p = plan_of(m, s.cluster, {0, 0}, {4, 4});
-  CHECK(megatron_command(s, p).args.find("--recompute-granularity full --recompute-method uniform") != std::string::npos);
+  CHECK(megatron_command(s, p).args.find(
+            "--recompute-granularity full --recompute-method uniform") != std::string::npos);
 }

@@ -52,7 +52,8 @@ std::vector<Recompute> default_recompute_choices(const ModelSpec& m) {
     // The next step up: MLA's up-projected q/k/v and the attention core; without MLA the whole
     // MoE block (the core's saving is small under fused attention).
     v.push_back(Recompute::of_modules(m.multi_latent_attention
-                                          ? kRecomputeCoreAttn | kRecomputeMoeAct | kRecomputeLayernorm | kRecomputeMlaUpProj
+                                          ? kRecomputeCoreAttn | kRecomputeMoeAct |
+                                                kRecomputeLayernorm | kRecomputeMlaUpProj
                                           : kRecomputeLayernorm | kRecomputeMoe));
   } else {
     v.push_back(Recompute::kSelective);

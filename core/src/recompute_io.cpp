@@ -17,20 +17,24 @@ unsigned module_bit(const std::string& name) {
 }
 }  // namespace
 
-Recompute read_recompute(const nlohmann::json& v, const std::string& path, const std::string& pattern) {
+Recompute read_recompute(const nlohmann::json& v, const std::string& path,
+                         const std::string& pattern) {
   if (v.is_object()) {
     ObjectReader r(v, path, pattern);
-    if (!r.has("modules")) r.fail_missing("modules", "a non-empty list of --recompute-modules names");
+    if (!r.has("modules"))
+      r.fail_missing("modules", "a non-empty list of --recompute-modules names");
     const std::vector<std::string> names = r.get_enum_list("modules");
     r.finish();
     if (names.empty()) {
-      fail("bad_value", r.path("modules"), "expected at least one module (\"none\" means no recompute)");
+      fail("bad_value", r.path("modules"),
+           "expected at least one module (\"none\" means no recompute)");
     }
     unsigned bits = 0;
     for (const auto& n : names) bits |= module_bit(n);
     return Recompute::of_modules(bits);
   }
-  if (!v.is_string()) fail("wrong_type", path, std::string(kExpected) + ", got " + json_type_name(v));
+  if (!v.is_string())
+    fail("wrong_type", path, std::string(kExpected) + ", got " + json_type_name(v));
   const std::string s = v.get<std::string>();
   if (s == "none") return Recompute::kNone;
   if (s == "selective") return Recompute::kSelective;

@@ -12,7 +12,8 @@ namespace hapmoe::detail {
 
 // The value at `path`; `pattern` is its field-table row ("plan.stages[].recompute"), whose
 // "<pattern>.modules" row lists the module names. Throws InputFailure naming the field.
-Recompute read_recompute(const nlohmann::json& v, const std::string& path, const std::string& pattern);
+Recompute read_recompute(const nlohmann::json& v, const std::string& path,
+                         const std::string& pattern);
 
 // search.recompute: one value or a non-empty list (repeats dropped); absent or null -> empty.
 std::vector<Recompute> read_recompute_choices(const nlohmann::json* v, const std::string& path);

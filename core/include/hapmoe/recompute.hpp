@@ -12,15 +12,15 @@ namespace hapmoe {
 // Forward time of one layer's recomputable parts, per micro-batch on one GPU (0 when the layer
 // has no such part). Communication is the exposed forward time.
 struct LayerForwardParts {
-  double core_attn_s = 0;         // attention core (flash attention)
-  double norms_s = 0;             // separate norms: MLA input norm, MoE pre-MLP norm
-  double mla_up_proj_s = 0;       // MLA q / kv up-projections and RoPE
-  double mlp_s = 0;               // a dense layer's MLP
-  double moe_s = 0;               // the whole MoE block (router, experts, shared expert)
-  double moe_act_s = 0;           // the experts' activation function
-  double shared_experts_s = 0;    // the shared expert's MLP
-  double mlp_tp_comm_s = 0;       // TP collectives of the dense MLP or of the shared expert
-  double moe_ep_comm_s = 0;       // token dispatch + combine (and ETP gathers)
+  double core_attn_s = 0;       // attention core (flash attention)
+  double norms_s = 0;           // separate norms: MLA input norm, MoE pre-MLP norm
+  double mla_up_proj_s = 0;     // MLA q / kv up-projections and RoPE
+  double mlp_s = 0;             // a dense layer's MLP
+  double moe_s = 0;             // the whole MoE block (router, experts, shared expert)
+  double moe_act_s = 0;         // the experts' activation function
+  double shared_experts_s = 0;  // the shared expert's MLP
+  double mlp_tp_comm_s = 0;     // TP collectives of the dense MLP or of the shared expert
+  double moe_ep_comm_s = 0;     // token dispatch + combine (and ETP gathers)
 };
 
 // Extra per-micro-batch backward work of a recompute choice.

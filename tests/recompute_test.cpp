@@ -176,3 +176,27 @@ TEST_CASE("megatron_command: recompute modules, EP overlap and optimizer offload
   CHECK(megatron_command(s, p).args.find(
             "--recompute-granularity full --recompute-method uniform") != std::string::npos);
 }
+
+// A stage also holds what one layer's recomputed modules rebuild before their backward.
+TEST_CASE("stage cost: selective recompute adds one layer's rebuilt tensors as a working set") {
+  const Scenario s = testing::scenario_from({{"model", testing::small_moe_model()},
+                                             {"cluster", "h100-16"},
+                                             {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}}});
+  StageModelCache cache(s);
+  Mesh m;
+  m.tp = 1;
+  m.dp = 4;
+  m.ep = 4;
+  m.pp = 4;
+  const StageCostModel* none = cache.get(m, 0);
+  m.recompute = Recompute::of_modules(kRecomputeMoe);
+  const StageCostModel* moe = cache.get(m, 0);
+  const StageCost c = moe->cost(1, 2, 2, StageLinks{}, m);
+  double rebuilt = 0;
+  for (int l = 0; l < s.model.num_layers; ++l) {
+    rebuilt = std::max(rebuilt, none->layer(l).activation_bytes - moe->layer(l).activation_bytes);
+  }
+  CHECK(rebuilt > 0);
+  const double kept = c.in_flight * (moe->layer(2).activation_bytes + moe->layer(3).activation_bytes);
+  CHECK(c.activations_bytes == doctest::Approx(kept + rebuilt).epsilon(1e-12));
+}

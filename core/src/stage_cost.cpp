@@ -331,6 +331,12 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
     for (int i = 0; i < m.num_layers; ++i) {
       working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()));
     }
+  } else if (mesh.recompute != Recompute::kNone) {
+    // Selective: what one layer's recomputed modules rebuild before their backward (at most all
+    // of them at once; Megatron rebuilds them module by module, so this is an upper bound).
+    for (int i = 0; i < m.num_layers; ++i) {
+      working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()) - layers_[i].activation_bytes);
+    }
   }
   p2p_bytes_ = c.tt * m.hidden_size * kBf16;
 

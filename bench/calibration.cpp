@@ -40,7 +40,7 @@ constexpr double kTolerance = 0.10;  // issue 8 acceptance: every row within 10%
 std::string recipe(const nlohmann::json& s) {
   const auto& t = s["training"];
   std::string r = t.value("moe_token_dispatcher_type", std::string("alltoall"));
-  r += t.value("overlap_moe_expert_parallel_comm", false) ? ", EP overlap" : ", no overlap";
+  r += s["plan"].value("ep_comm_overlap", false) ? ", EP overlap" : ", no overlap";
   r += t.value("precision", std::string("bf16")) == "fp8"
            ? ", fp8 " + t.value("fp8_recipe", std::string("auto"))
            : ", bf16";
@@ -52,7 +52,8 @@ std::string recipe(const nlohmann::json& s) {
   }
   if (t.value("grad_reduce_in_bf16", false)) r += ", bf16 grad reduce";
   if (t.value("cuda_graphs", false)) r += ", CUDA graphs";
-  r += ", recompute " + s["plan"]["stages"][0]["recompute"].get<std::string>();
+  const auto& rc = s["plan"]["stages"][0]["recompute"];
+  r += ", recompute " + (rc.is_string() ? rc.get<std::string>() : rc["modules"].dump());
   return r;
 }
 }  // namespace

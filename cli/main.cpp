@@ -76,14 +76,25 @@ double max_of(const json& arr) {
   return m;
 }
 
+// "none", "full", "selective" or the modules joined by "+" (a plan's stage recompute value).
+std::string recompute_label(const json& rc) {
+  if (rc.is_string()) return rc.get<std::string>();
+  std::string out;
+  for (const auto& m : rc["modules"]) out += (out.empty() ? "" : "+") + m.get<std::string>();
+  return out;
+}
+
 void print_plan_row(int rank, const json& p) {
   const json& pl = p["plan"];
   const json& m = p["metrics"];
+  std::string rc = recompute_label(pl["stages"][0]["recompute"]);
+  if (pl.value("ep_comm_overlap", false)) rc += " +ovl";
+  if (pl.value("optimizer_offload_fraction", 0.0) > 0) rc += " +off" + fmt(pl["optimizer_offload_fraction"].get<double>(), 2);
   std::printf("%4d  %2d %2d %3d %4d %3d %3d %3d %3d  %-9s %9s %10s %8s %6s %8s  %s\n", rank,
               pl["tp"].get<int>(), pl["cp"].get<int>(), pl["pp"].get<int>(), pl["dp"].get<int>(),
               pl["ep"].get<int>(), pl["etp"].get<int>(), pl["vpp"].get<int>(),
               pl["micro_batch_size"].get<int>(),
-              pl["stages"][0]["recompute"].get<std::string>().c_str(),
+              rc.c_str(),
               fmt(m["iteration_time_s"].get<double>()).c_str(),
               fmt(m["tokens_per_s_per_gpu"].get<double>(), 0).c_str(),
               fmt(m["tflops_per_gpu"].get<double>(), 1).c_str(),

@@ -45,8 +45,8 @@ void for_each_brute_candidate(const Scenario& s, F fn) {
       const auto& allowed = s.search.pp;
       if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), pp) == allowed.end()) continue;
       if (!s.search.layer_split.empty() && pp != static_cast<int>(s.search.layer_split.size())) continue;
-      Mesh mesh = shape.mesh;
-      mesh.pp = pp;
+      std::sort(used.begin(), used.end());
+      const Mesh mesh = space.mesh_for(shape, GroupSet{used});
       if (check_pipeline_rules(s, mesh)) continue;
       do {
         std::vector<int> stage_groups;
@@ -59,7 +59,7 @@ void for_each_brute_candidate(const Scenario& s, F fn) {
 
 // Best objective over the whole space (1e300 when nothing fits); -1 when the number of layer
 // splits (written to *splits) exceeds budget.
-inline double brute_force_best(const Scenario& s, double budget = 1e300, double* splits = nullptr) {
+inline double brute_force_best_once(const Scenario& s, double budget, double* splits) {
   double total = 0;
   for_each_brute_candidate(s, [&](const Mesh& m, const std::vector<int>&) { total += compositions(s.model.num_layers, m.pp); });
   if (splits) *splits = total;
@@ -86,6 +86,14 @@ inline double brute_force_best(const Scenario& s, double budget = 1e300, double*
     rec(0, s.model.num_layers);
   });
   return best;
+}
+
+// As search_plans: without offload first, then (nothing fits, offload unset) with its fallbacks.
+inline double brute_force_best(const Scenario& s, double budget = 1e300, double* splits = nullptr) {
+  const double best = brute_force_best_once(s, budget, splits);
+  if (best < 1e300) return best;
+  const auto offload = offload_fallback_scenario(s);
+  return offload ? brute_force_best_once(*offload, budget, splits) : best;
 }
 
 }  // namespace hapmoe::testing

@@ -90,3 +90,39 @@ TEST_CASE("group rules cut groups per shape and are counted") {
   for (const auto& sh : space.shapes()) CHECK(sh.stages_per_group[1] == 0);
   CHECK(pruned["tp_in_scale_up_domain"] > 0);
 }
+
+// search.ep_comm_overlap unset: each shape overlaps where Megatron allows it; at pp > 1 without
+// VPP the mesh turns it off. Listed values are searched as given (and the rules still apply).
+TEST_CASE("EP overlap: on wherever allowed when unset, as listed otherwise") {
+  auto space_of = [](const json& search) {
+    json sr = {{"tp", {1}}, {"cp", {1}}, {"etp", {1}}, {"micro_batch_size", {1}}};
+    sr.update(search);
+    return testing::scenario_from({{"model", testing::small_moe_model()}, {"cluster", "h100-16"},
+                                   {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}},
+                                   {"search", sr}});
+  };
+  PruneCounts pruned;
+  const Scenario s = space_of({{"ep", {1, 4}}, {"vpp", {1, 2}}, {"recompute", {"none", "full"}}});
+  const CandidateSpace auto_space(s, &pruned);
+  int on = 0;
+  for (const MeshShape& sh : auto_space.shapes()) {
+    CHECK(sh.ep_overlap_auto);
+    const bool allowed = sh.mesh.ep > 1 && !sh.mesh.recompute.full();
+    CHECK(sh.mesh.ep_comm_overlap == allowed);
+    on += allowed ? 1 : 0;
+    GroupSet two{{0}};  // h100-16: one group of 2 nodes
+    Mesh m = auto_space.mesh_for(sh, two);
+    if (m.pp > 1 && m.vpp == 1) CHECK_FALSE(m.ep_comm_overlap);
+  }
+  CHECK(on > 0);
+  const CandidateSpace listed(space_of({{"ep", {1, 4}}, {"vpp", {2}}, {"ep_comm_overlap", {false, true}}}), &pruned);
+  int with = 0, without = 0;
+  for (const MeshShape& sh : listed.shapes()) {
+    CHECK_FALSE(sh.ep_overlap_auto);
+    (sh.mesh.ep_comm_overlap ? with : without) += 1;
+    if (sh.mesh.ep_comm_overlap) CHECK(sh.mesh.ep > 1);  // ep_overlap_needs_ep pruned the rest
+  }
+  CHECK(with > 0);
+  CHECK(without > with);
+  CHECK(pruned["ep_overlap_needs_ep"] > 0);
+}

@@ -366,23 +366,38 @@ TEST_CASE("in_flight_microbatches: 1F1B and interleaved") {
   CHECK(hapmoe::in_flight_microbatches(0, 2, 4, 8) == 2.25);
 }
 
-TEST_CASE("attention_activation_bytes, GQA and MLA") {
-  const hapmoe::ModelSpec m = small_moe();
-  hapmoe::ActivationInputs in = inputs_100_tp2();
+static hapmoe::Recompute modules(unsigned bits) { return hapmoe::Recompute::of_modules(bits); }
+
+// Per --recompute-modules entry, what Megatron's TE layer spec frees (cost_memory.cpp comment).
+TEST_CASE("attention_activation_bytes, GQA and MLA, per recompute module") {
+  using namespace hapmoe;
+  const ModelSpec m = small_moe();
+  ActivationInputs in = inputs_100_tp2();
   // GQA: q, k, v = (4 + 2 x 2) x 16 = 128 per token; core out 4 x 16 = 64.
   // elems = 100 x 64 (norm in) + 100 x 64 (norm out) + 100 x 128 / 2 + 100 x 64 / 2
   //       = 6400 + 6400 + 6400 + 3200 = 22,400 -> 44,800 B; softmax stats 100 x 4 / 2 x 4 = 800 B.
-  CHECK(hapmoe::attention_activation_bytes(m, in) == 45600);
+  CHECK(attention_activation_bytes(m, in) == 45600);
   // Sequence parallel: the two hidden-size tensors hold 50 tokens: 3200 + 3200 + 6400 + 3200.
   in.sequence_parallel = true;
-  CHECK(hapmoe::attention_activation_bytes(m, in) == 16000 * 2 + 800);
-  // Selective recompute (no SP) drops the norm output and the core output: 22,400 - 6400 - 3200.
+  CHECK(attention_activation_bytes(m, in) == 16000 * 2 + 800);
   in.sequence_parallel = false;
-  in.recompute = hapmoe::Recompute::kSelective;
-  CHECK(hapmoe::attention_activation_bytes(m, in) == 12800 * 2 + 800);
+  // core_attn: q, k, v stay (checkpoint inputs), the output stays (linear_proj's input): only the
+  // 800 B of softmax statistics go.
+  in.recompute = modules(kRecomputeCoreAttn);
+  CHECK(attention_activation_bytes(m, in) == 44800);
+  // layernorm: a GQA layer's input norm is fused into linear_qkv (IdentityOp): nothing changes.
+  in.recompute = modules(kRecomputeLayernorm);
+  CHECK(attention_activation_bytes(m, in) == 45600);
+  // FP8 GEMM inputs (norm out, core out) at 1 B: 12,800 x 2 + 9600 x 1 + 800, plus the
+  // attention kernel's own BF16 output 3200 x 2 = 6400 -> 42,400; core_attn drops 800 + 6400.
+  in.recompute = Recompute::kNone;
+  in.gemm_input_bytes = kFp8ActivationBytes;
+  CHECK(attention_activation_bytes(m, in) == 42400);
+  in.recompute = modules(kRecomputeCoreAttn);
+  CHECK(attention_activation_bytes(m, in) == 35200);
 
   // MLA: 4 heads, qk 16 + rope 8, v 16, q_lora 32, kv_lora 16.
-  hapmoe::ModelSpec mla = m;
+  ModelSpec mla = m;
   mla.multi_latent_attention = true;
   mla.qk_head_dim = 16;
   mla.qk_pos_emb_head_dim = 8;
@@ -394,48 +409,72 @@ TEST_CASE("attention_activation_bytes, GQA and MLA") {
   // replicated over TP.
   // elems = 6400 + 6400 + 100 x 256 / 2 + 100 x 64 / 2 + 100 x 56 = 6400 + 6400 + 12800 + 3200
   //       + 5600 = 34,400 -> 68,800 B + 800 B.
-  CHECK(hapmoe::attention_activation_bytes(mla, in) == 69600);
-  // Selective also rebuilds the up-projected q/k/v: 34,400 - 6400 - 3200 - 12800 = 12,000.
-  in.recompute = hapmoe::Recompute::kSelective;
-  CHECK(hapmoe::attention_activation_bytes(mla, in) == 12000 * 2 + 800);
+  CHECK(attention_activation_bytes(mla, in) == 69600);
+  // mla_up_proj: the up-projected q, k, v (12,800 elements) go.
+  in.recompute = modules(kRecomputeMlaUpProj);
+  CHECK(attention_activation_bytes(mla, in) == 69600 - 25600);
+  // layernorm: MLA's input norm is a separate TENorm: its output (6400 elements) goes.
+  in.recompute = modules(kRecomputeLayernorm);
+  CHECK(attention_activation_bytes(mla, in) == 69600 - 12800);
+  in.recompute = modules(kRecomputeCoreAttn | kRecomputeLayernorm | kRecomputeMlaUpProj);
+  CHECK(attention_activation_bytes(mla, in) == 69600 - 25600 - 12800 - 800);
 }
 
-TEST_CASE("dense_mlp_activation_bytes") {
-  const hapmoe::ModelSpec m = small_moe();
-  hapmoe::ActivationInputs in = inputs_100_tp2();
+TEST_CASE("dense_mlp_activation_bytes, per recompute module") {
+  using namespace hapmoe;
+  const ModelSpec m = small_moe();
+  ActivationInputs in = inputs_100_tp2();
   // F 128, TP 2: norm in 6400 + norm out 6400 + fc1 out (gate, up) 100 x 128 x 2 / 2 = 12,800
   // + act out 100 x 128 / 2 = 6400 -> 32,000 elements, 64,000 B.
-  CHECK(hapmoe::dense_mlp_activation_bytes(m, 128, in) == 64000);
-  in.recompute = hapmoe::Recompute::kSelective;  // - norm output 6400
-  CHECK(hapmoe::dense_mlp_activation_bytes(m, 128, in) == 25600 * 2);
-  hapmoe::ModelSpec gelu = m;
+  CHECK(dense_mlp_activation_bytes(m, 128, in) == 64000);
+  // layernorm: fused into linear_fc1 for dense layers: nothing changes.
+  in.recompute = modules(kRecomputeLayernorm | kRecomputeCoreAttn | kRecomputeMoeAct);
+  CHECK(dense_mlp_activation_bytes(m, 128, in) == 64000);
+  // mlp: the checkpoint keeps its input (the norm input, 6400 elements) only.
+  in.recompute = modules(kRecomputeMlp);
+  CHECK(dense_mlp_activation_bytes(m, 128, in) == 12800);
+  ModelSpec gelu = m;
   gelu.swiglu = false;
-  in.recompute = hapmoe::Recompute::kNone;
+  in.recompute = Recompute::kNone;
   // no GLU: fc1 out 100 x 128 / 2 = 6400: 6400 x 4 = 25,600 elements.
-  CHECK(hapmoe::dense_mlp_activation_bytes(gelu, 128, in) == 25600 * 2);
+  CHECK(dense_mlp_activation_bytes(gelu, 128, in) == 25600 * 2);
 }
 
-TEST_CASE("moe_activation_bytes") {
-  hapmoe::ModelSpec m = small_moe();
-  hapmoe::ActivationInputs in = inputs_100_tp2();
+TEST_CASE("moe_activation_bytes, per recompute module") {
+  using namespace hapmoe;
+  ModelSpec m = small_moe();
+  ActivationInputs in = inputs_100_tp2();
   // copies = k x t / tp x imbalance = 2 x 100 / 2 = 100.
   // elems = 6400 + 6400 + 100 x 1 x 64 (permuted in) + 100 x 32 x 2 (fc1) + 100 x 32 (act)
   //       + 100 x 64 (fc2 out) = 12,800 + 6400 + 6400 + 3200 + 6400 = 35,200 -> 70,400 B;
   // router probabilities 100 x 8 x 4 B = 3200.
-  CHECK(hapmoe::moe_activation_bytes(m, in) == 73600);
+  CHECK(moe_activation_bytes(m, in) == 73600);
   // ETP 2, imbalance 1.5: copies 150; 12,800 + 150 x 2 x 64 + 150 x 64 + 150 x 32 + 150 x 2 x 64
   //   = 12,800 + 19,200 + 9600 + 4800 + 19,200 = 65,600 -> 131,200 + 3200.
   in.etp = 2;
   in.load_imbalance = 1.5;
-  CHECK(hapmoe::moe_activation_bytes(m, in) == 134400);
-  // Selective: - norm output 6400 - act output 4800 = 54,400 -> 108,800 + 3200.
-  in.recompute = hapmoe::Recompute::kSelective;
-  CHECK(hapmoe::moe_activation_bytes(m, in) == 112000);
-  // Shared expert of width 64 adds its MLP minus the shared norm tensors:
-  // 6400 + 6400 + 100 x 64 x 2 / 2 + 100 x 64 / 2 = 22,400 el. = 44,800 B, - 2 x 6400 x 2 B.
+  CHECK(moe_activation_bytes(m, in) == 134400);
+  in.recompute = modules(kRecomputeMoeAct);  // - activation output 4800 elements
+  CHECK(moe_activation_bytes(m, in) == 134400 - 9600);
+  in.recompute = modules(kRecomputeLayernorm);  // - pre-MLP norm output 6400 elements
+  CHECK(moe_activation_bytes(m, in) == 134400 - 12800);
+  in.recompute = modules(kRecomputeMoeAct | kRecomputeLayernorm);
+  CHECK(moe_activation_bytes(m, in) == 112000);
+  // moe: the block keeps its input (the norm output) and the norm keeps its input: 2 x 6400.
+  in.recompute = modules(kRecomputeMoe | kRecomputeMoeAct);
+  CHECK(moe_activation_bytes(m, in) == 25600);
+  in.recompute = modules(kRecomputeMoe | kRecomputeLayernorm);
+  CHECK(moe_activation_bytes(m, in) == 12800);
+  // core_attn and mlp do not touch the MoE block.
+  in.recompute = modules(kRecomputeCoreAttn | kRecomputeMlp);
+  CHECK(moe_activation_bytes(m, in) == 134400);
+  // Shared expert of width 64 adds fc1 out 100 x 64 x 2 / 2 = 6400 el. and act out 3200 el.
+  // = 19,200 B (its input is the norm output counted above); shared_experts drops them.
   in = inputs_100_tp2();
   m.moe_shared_expert_intermediate_size = 64;
-  CHECK(hapmoe::moe_activation_bytes(m, in) == 73600 + 44800 - 25600);
+  CHECK(moe_activation_bytes(m, in) == 73600 + 19200);
+  in.recompute = modules(kRecomputeSharedExperts);
+  CHECK(moe_activation_bytes(m, in) == 73600);
 }
 
 TEST_CASE("layer_activation_bytes, layer_working_bytes, logits") {

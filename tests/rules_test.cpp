@@ -272,43 +272,102 @@ TEST_CASE("rule flex_dispatcher_needs_tp_ep") {
   expect_mesh_pass(s, p);
 }
 
-TEST_CASE("rule ep_overlap_rules") {
+// One named rule per condition of --overlap-moe-expert-parallel-comm in Megatron's
+// transformer_config.py (bf16 is always on: every emitted plan trains with --bf16).
+TEST_CASE("rules ep_overlap_*") {
   Scenario s = base();
-  s.training.overlap_moe_expert_parallel_comm = true;
   PlanSpec p = base_plan(s);
+  p.ep_comm_overlap = true;
   p.vpp = 2;  // ep 4 > 1, pp 2 with vpp, alltoall, no full recompute, no MTP
   expect_mesh_pass(s, p);
 
   SUBCASE("ep 1") {
     p.ep = 1;
-    expect_mesh_rule(s, p, "ep_overlap_rules");
-    CHECK(field_of(s, p) == "plan.ep");
+    expect_mesh_rule(s, p, "ep_overlap_needs_ep");
+    CHECK(field_of(s, p) == "plan.ep_comm_overlap");
   }
   SUBCASE("pp > 1 without vpp") {
     p.vpp = 1;
-    expect_mesh_rule(s, p, "ep_overlap_rules");
+    expect_mesh_rule(s, p, "ep_overlap_vpp");
     CHECK(field_of(s, p) == "plan.vpp");
+  }
+  SUBCASE("pp 1 needs no vpp") {
+    p.vpp = 1;
+    p.dp = 4;
+    set_stages(p, {4});
+    expect_mesh_pass(s, p);
   }
   SUBCASE("allgather dispatcher") {
     s.training.moe_token_dispatcher_type = hapmoe::Dispatcher::kAllgather;
-    expect_mesh_rule(s, p, "ep_overlap_rules");
-    CHECK(field_of(s, p) == "training.moe_token_dispatcher_type");
+    expect_mesh_rule(s, p, "ep_overlap_dispatcher");
+  }
+  SUBCASE("flex dispatcher is fine") {
+    s.training.moe_token_dispatcher_type = hapmoe::Dispatcher::kFlex;
+    expect_mesh_pass(s, p);
   }
   SUBCASE("full recompute") {
     set_stages(p, {2, 2}, 0, Recompute::kFull);
-    expect_mesh_rule(s, p, "ep_overlap_rules");
-    CHECK(field_of(s, p) == "plan.stages");
+    expect_mesh_rule(s, p, "ep_overlap_recompute");
+  }
+  SUBCASE("moe recompute module") {
+    set_stages(p, {2, 2}, 0, Recompute::of_modules(hapmoe::kRecomputeMoe | hapmoe::kRecomputeLayernorm));
+    expect_mesh_rule(s, p, "ep_overlap_recompute");
   }
   SUBCASE("more than one MTP layer") {
     s.model.mtp_num_layers = 2;
-    expect_mesh_rule(s, p, "ep_overlap_rules");
-    CHECK(field_of(s, p) == "model.mtp_num_layers");
+    expect_mesh_rule(s, p, "ep_overlap_mtp");
   }
-  SUBCASE("one MTP layer and selective recompute are fine") {
+  SUBCASE("one MTP layer and selective module recompute are fine") {
     s.model.mtp_num_layers = 1;
-    set_stages(p, {2, 2}, 0, Recompute::kSelective);
+    set_stages(p, {2, 2}, 0, Recompute::of_modules(hapmoe::kRecomputeMoeAct | hapmoe::kRecomputeLayernorm));
     expect_mesh_pass(s, p);
   }
+  SUBCASE("off: none of them applies") {
+    p.ep_comm_overlap = false;
+    p.vpp = 1;
+    s.training.moe_token_dispatcher_type = hapmoe::Dispatcher::kAllgather;
+    set_stages(p, {2, 2}, 0, Recompute::kFull);
+    expect_mesh_pass(s, p);
+  }
+}
+
+TEST_CASE("rule recompute_modules_apply") {
+  Scenario s = base();
+  PlanSpec p = base_plan(s);
+  set_stages(p, {2, 2}, 0, Recompute::of_modules(hapmoe::kRecomputeMoeAct | hapmoe::kRecomputeCoreAttn));
+  expect_mesh_pass(s, p);
+  set_stages(p, {2, 2}, 0, Recompute::of_modules(hapmoe::kRecomputeMlaUpProj));
+  expect_mesh_rule(s, p, "recompute_modules_apply");  // GQA model: Megatron raises ValueError
+  s.model.multi_latent_attention = true;
+  s.model.kv_lora_rank = 64;
+  s.model.qk_head_dim = 32;
+  s.model.qk_pos_emb_head_dim = 16;
+  s.model.v_head_dim = 32;
+  expect_mesh_pass(s, p);
+  make_dense(s);
+  set_stages(p, {2, 2}, 0, Recompute::of_modules(hapmoe::kRecomputeMoeAct));
+  p.ep = 1;
+  expect_mesh_rule(s, p, "recompute_modules_apply");  // no --moe-grouped-gemm without experts
+  set_stages(p, {2, 2}, 0, Recompute::of_modules(hapmoe::kRecomputeMlp));
+  expect_mesh_pass(s, p);
+}
+
+// --optimizer-cpu-offload: validate_args needs --use-precision-aware-optimizer (emitted with the
+// offload), which needs the distributed optimizer; with --fp8-param-gather only the delayed recipe.
+TEST_CASE("rules offload_*") {
+  Scenario s = base();
+  PlanSpec p = base_plan(s);
+  p.optimizer_offload_fraction = 0.5;
+  expect_mesh_pass(s, p);
+  s.training.use_distributed_optimizer = false;
+  s.training.overlap_param_gather = false;
+  expect_mesh_rule(s, p, "offload_needs_distributed_optimizer");
+  CHECK(field_of(s, p) == "plan.optimizer_offload_fraction");
+  s.training.use_distributed_optimizer = true;
+  s.training.fp8_param_gather = true;
+  expect_mesh_rule(s, p, "offload_vs_fp8_param_gather");
+  p.optimizer_offload_fraction = 0;
+  expect_mesh_pass(s, p);
 }
 
 TEST_CASE("rule tp_in_scale_up_domain") {

@@ -355,6 +355,58 @@ TEST_CASE("plan shape errors") {
   expect_error(d, "bad_value", "training.precision");
 }
 
+// Recompute values: the three names or {"modules": [...]} with Megatron's module names; a plan
+// writes them back in the same form ("selective" is Megatron's default set, core_attn alone).
+TEST_CASE("recompute values, EP overlap and optimizer offload") {
+  using hapmoe::Recompute;
+  json d = valid_doc();
+  d["plan"]["stages"][0]["recompute"] = {{"modules", {"moe_act", "layernorm", "moe_act"}}};
+  d["plan"]["stages"][1]["recompute"] = {{"modules", {"core_attn"}}};
+  d["plan"]["ep_comm_overlap"] = true;
+  d["plan"]["optimizer_offload_fraction"] = 0.5;
+  d["search"] = {{"recompute", {"none", {{"modules", {"moe"}}}, "full", "none"}},
+                 {"ep_comm_overlap", {true, false}},
+                 {"optimizer_offload_fraction", 0.25}};
+  auto r = hapmoe::parse_scenario(d, presets());
+  REQUIRE(r.ok());
+  const hapmoe::PlanSpec& p = *r->plan;
+  CHECK(p.stages[0].recompute == Recompute::of_modules(hapmoe::kRecomputeMoeAct | hapmoe::kRecomputeLayernorm));
+  CHECK(p.stages[1].recompute == Recompute::kSelective);
+  CHECK(p.ep_comm_overlap);
+  CHECK(p.optimizer_offload_fraction == 0.5);
+  CHECK(r->search.recompute ==
+        std::vector<Recompute>{Recompute::kNone, Recompute::of_modules(hapmoe::kRecomputeMoe), Recompute::kFull});
+  CHECK(r->search.ep_comm_overlap == std::vector<bool>{true, false});
+  CHECK(r->search.optimizer_offload_fraction == std::vector<double>{0.25});
+  const json out = hapmoe::plan_to_json(p);
+  CHECK(out["stages"][0]["recompute"] == json{{"modules", {"moe_act", "layernorm"}}});
+  CHECK(out["stages"][1]["recompute"] == "selective");
+  CHECK(out["ep_comm_overlap"] == true);
+  CHECK(out["optimizer_offload_fraction"] == 0.5);
+
+  d = valid_doc();
+  d["plan"]["stages"][0]["recompute"] = {{"modules", json::array()}};
+  expect_error(d, "bad_value", "plan.stages[0].recompute.modules");
+  d["plan"]["stages"][0]["recompute"] = {{"modules", {"attention"}}};
+  expect_error(d, "bad_value", "plan.stages[0].recompute.modules[0]");
+  d["plan"]["stages"][0]["recompute"] = {{"module", {"moe_act"}}};
+  expect_error(d, "unknown_field", "plan.stages[0].recompute.module");
+  d["plan"]["stages"][0]["recompute"] = 3;
+  expect_error(d, "wrong_type", "plan.stages[0].recompute");
+  d = valid_doc();
+  d["search"] = {{"recompute", {"none", {{"modules", {"moe_act"}}, {"x", 1}}}}};
+  expect_error(d, "unknown_field", "search.recompute[1].x");
+  d["search"] = {{"recompute", json::array()}};
+  expect_error(d, "bad_value", "search.recompute");
+  d["search"] = {{"optimizer_offload_fraction", {0, 1.5}}};
+  expect_error(d, "out_of_range", "search.optimizer_offload_fraction[1]");
+  d["search"] = {{"ep_comm_overlap", "yes"}};
+  expect_error(d, "wrong_type", "search.ep_comm_overlap");
+  d = valid_doc();
+  d["plan"]["optimizer_offload_fraction"] = -0.1;
+  expect_error(d, "out_of_range", "plan.optimizer_offload_fraction");
+}
+
 TEST_CASE("shipped examples parse and evaluate") {
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(std::string(HAPMOE_SOURCE_DIR) + "/examples")) {

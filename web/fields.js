@@ -37,7 +37,6 @@ export const TRAINING_MAIN = [
 export const TRAINING_MORE = [
   ['use_distributed_optimizer', 'Distributed optimizer'], ['moe_token_dispatcher_type', 'Token dispatcher'],
   ['overlap_grad_reduce', 'Overlap grad reduce'], ['overlap_param_gather', 'Overlap param gather'],
-  ['overlap_moe_expert_parallel_comm', 'Overlap EP communication'],
   ['fp8_recipe', 'FP8 recipe'], ['fp8_param_gather', 'FP8 parameter gather'], ['cuda_graphs', 'CUDA graphs'],
   ['grad_reduce_in_bf16', 'Gradient reduce in BF16'],
   ['optimizer.precision_aware', 'Precision-aware optimizer'], ['optimizer.main_grads_dtype', 'Main grads dtype'],
@@ -50,11 +49,15 @@ export const SEARCH_MAIN = [
   ['tp', 'TP'], ['pp', 'PP'], ['ep', 'EP'], ['etp', 'ETP'], ['cp', 'CP'], ['vpp', 'VPP'],
   ['micro_batch_size', 'Micro-batch'],
 ];
-export const SEARCH_MORE = [['mode', 'Mode'], ['top_k', 'Plans to keep']];
+export const SEARCH_MORE = [
+  ['ep_comm_overlap', 'EP comm overlap'], ['optimizer_offload_fraction', 'Optimizer offload'],
+  ['mode', 'Mode'], ['top_k', 'Plans to keep'],
+];
 
 const KIND = {
   int: 'int', number: 'num', bool: 'bool', string: 'text', enum: 'select', int_choices: 'list',
   enum_choices: 'checks', layer_freq: 'json', layer_split: 'list', spec: 'json',
+  bool_choices: 'list', number_choices: 'list', recompute_choices: 'checks',
 };
 
 /** Index of the schema's fields by path pattern ("cluster.groups[].gpu.memory_gib"). */
@@ -167,7 +170,8 @@ export function readInput(input) {
   if (kind === 'int' || kind === 'num') return Number(raw);
   if (kind === 'json') { try { return JSON.parse(raw); } catch { return raw; } }
   if (kind === 'list') {
-    const items = raw.split(/[\s,]+/).filter(Boolean).map((s) => (/^-?\d+(\.\d+)?$/.test(s) ? Number(s) : s));
+    const items = raw.split(/[\s,]+/).filter(Boolean)
+      .map((s) => (/^-?\d+(\.\d+)?$/.test(s) ? Number(s) : s === 'true' || s === 'false' ? s === 'true' : s));
     return items.length === 1 ? items[0] : items;
   }
   return raw;

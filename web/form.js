@@ -104,7 +104,13 @@ export function createScenarioForm(root, presets, schemaJson) {
   addFields(searchBody, fieldDefs(schema, 'search', SEARCH_MAIN), search);
   const recompute = fieldDef(schema, 'search.recompute', 'Recompute');
   const rc = makeChecks(recompute);
-  searchBody.append(rc);
+  // Module sets ({"modules": [...]}), one per ';': "moe_act layernorm; mla_up_proj".
+  const modulesDef = fieldDef(schema, 'search.recompute[].modules', 'Recompute module sets', {
+    placeholder: 'e.g. moe_act layernorm; mla_up_proj',
+  });
+  const modulesField = makeField({ ...modulesDef, kind: 'text', required: false }, 'search.recompute_modules');
+  const modulesInput = modulesField.querySelector('input');
+  searchBody.append(rc, modulesField);
   addFields(searchBody, fieldDefs(schema, 'search', SEARCH_MORE), search);
   searchEl.append(searchBody);
 
@@ -113,7 +119,10 @@ export function createScenarioForm(root, presets, schemaJson) {
   function getSearch() {
     const out = readChanged(search);
     const checked = [...rc.querySelectorAll('input:checked')].map((i) => i.value);
-    if (checked.length !== recompute.options.length) out.recompute = checked;
+    const sets = modulesInput.value.split(';').map((x) => x.split(/[\s,]+/).filter(Boolean)).filter((x) => x.length);
+    if (checked.length !== recompute.options.length || sets.length) {
+      out.recompute = [...checked, ...sets.map((modules) => ({ modules }))];
+    }
     return out;
   }
 
@@ -138,6 +147,7 @@ export function createScenarioForm(root, presets, schemaJson) {
       writeAll(search, sr);
       const rec = sr.recompute == null ? recompute.options : [].concat(sr.recompute);
       rc.querySelectorAll('input').forEach((i) => { i.checked = rec.includes(i.value); });
+      modulesInput.value = rec.filter((r) => r && Array.isArray(r.modules)).map((r) => r.modules.join(' ')).join('; ');
     },
   };
 }

@@ -5,6 +5,11 @@ export function esc(value) {
   return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 }
 
+/** A recompute value as text: "none", "full", "selective", or its modules ("moe_act + layernorm"). */
+export function recomputeText(rc) {
+  return rc && Array.isArray(rc.modules) ? rc.modules.join(' + ') : String(rc ?? '');
+}
+
 /** Fixed decimals, '—' for missing values. */
 export function fixed(value, digits = 2) {
   return Number.isFinite(value) ? value.toFixed(digits) : '—';

@@ -29,7 +29,8 @@ export const meshKey = (p) => ['tp', 'cp', 'pp', 'dp', 'ep', 'etp'].map((k) => p
 /** Short plan label, e.g. "TP2 CP1 PP4 DP2 EP8 ETP1 VPP2, mbs 1". */
 export function planLabel(plan) {
   return `TP${plan.tp} CP${plan.cp ?? 1} PP${plan.pp} DP${plan.dp} EP${plan.ep} ETP${plan.etp ?? 1}` +
-    `${plan.vpp > 1 ? ` VPP${plan.vpp}` : ''}, mbs ${plan.micro_batch_size}`;
+    `${plan.vpp > 1 ? ` VPP${plan.vpp}` : ''}, mbs ${plan.micro_batch_size}` +
+    `${plan.ep_comm_overlap ? ', EP overlap' : ''}${plan.optimizer_offload_fraction > 0 ? `, optimizer ${plan.optimizer_offload_fraction * 100}% on host` : ''}`;
 }
 
 /** Column defs: key, header, unit, value(plan, result), text(value). */

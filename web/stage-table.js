@@ -1,5 +1,5 @@
 // Per-stage table for one plan: GPU type, layers, memory used vs capacity (bar), times.
-import { esc, fixed, ms } from './format.js';
+import { esc, fixed, ms, recomputeText } from './format.js';
 
 const COMM_KEYS = ['tp_comm_s', 'cp_comm_s', 'ep_comm_s', 'pp_comm_s', 'dp_comm_s'];
 
@@ -16,7 +16,7 @@ export function stageTableMarkup({ plan, metrics, breakdown }) {
     const gpus = (s.tp ?? plan.tp ?? 1) * (s.cp ?? plan.cp ?? 1) * (s.dp ?? plan.dp ?? 1);
     const comm = COMM_KEYS.reduce((a, k) => a + (Number.isFinite(b[k]) ? b[k] : 0), 0);
     return `<tr><td>${i}</td><td>${esc(s.gpu)}</td><td>${esc(s.group ?? '')}</td><td>${gpus}</td>` +
-      `<td>${esc(s.layers)}</td><td>${esc(s.recompute ?? '')}</td>` +
+      `<td>${esc(s.layers)}</td><td>${esc(recomputeText(s.recompute))}</td>` +
       `<td class="membar-cell"><div class="membar ${level}" role="meter" aria-valuemin="0" aria-valuemax="${fixed(cap, 2)}"` +
       ` aria-valuenow="${fixed(used, 2)}" aria-label="Stage ${i} memory"><span style="width:${Number.isFinite(frac) ? Math.min(100, frac * 100).toFixed(1) : 0}%"></span></div>` +
       `<span class="membar-text">${fixed(used, 2)} / ${fixed(cap, 2)}${level === 'high' ? ' <span class="flag-tight">⚠ &gt;95%</span>' : ''}</span></td>` +

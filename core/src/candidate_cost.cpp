@@ -10,7 +10,7 @@ namespace hapmoe {
 
 size_t StageModelCache::KeyHash::operator()(const Key& k) const {
   uint64_t h = 1469598103934665603ull;  // FNV-1a over the fields
-  for (int v : {k.tp, k.cp, k.ep, k.etp, k.mbs, k.recompute, k.group}) {
+  for (int v : {k.tp, k.cp, k.ep, k.etp, k.mbs, k.recompute, k.ep_overlap, k.group}) {
     h ^= static_cast<uint64_t>(static_cast<uint32_t>(v));
     h *= 1099511628211ull;
   }
@@ -54,7 +54,8 @@ std::pair<double, double> StageModelCache::layer_params(const Mesh& mesh) {
 
 const StageCostModel* StageModelCache::get(const Mesh& mesh, int group) {
   group = model_group_[group];
-  const Key key{mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size, static_cast<int>(mesh.recompute), group};
+  const Key key{mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size, mesh.recompute.key(),
+                mesh.ep_comm_overlap ? 1 : 0, group};
   auto it = models_.find(key);
   if (it != models_.end()) return it->second.get();
   auto model = std::make_unique<StageCostModel>(s_, shape(mesh.tp), mesh, group);
@@ -80,8 +81,8 @@ SplitProblem make_split_problem(const Scenario& s, const Mesh& mesh, const std::
 namespace {
 // Bytes per parameter no smaller than any stage charges (the bounds must never overestimate
 // memory): FP8 weight copies left out; with fp8_param_gather every weight may be the FP8 copy.
-WeightBytes bound_weight_bytes(const TrainingSpec& t) {
-  WeightBytes b = weight_bytes(t);
+WeightBytes bound_weight_bytes(const TrainingSpec& t, const Mesh& mesh) {
+  WeightBytes b = weight_bytes(t, mesh.optimizer_offload_fraction);
   if (b.fp8_param_gather) b.param = std::min(b.param, b.fp8_weight);
   b.fp8_weight = 0;
   b.fp8_param_gather = false;
@@ -186,7 +187,7 @@ GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model
   for (int l = 0; l < s.model.num_layers; ++l) {
     const LayerCost& c = model.layer(l);
     bytes[l] = weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
-                             s.training.use_distributed_optimizer, bound_weight_bytes(s.training))
+                             s.training.use_distributed_optimizer, bound_weight_bytes(s.training, mesh))
                    .total();
     act[l] = c.activation_bytes;
   }
@@ -321,7 +322,7 @@ double static_memory_shortfall_bytes(const Scenario& s, const Mesh& mesh, const 
   }
   const double need =
       weight_memory(dense_params, expert_params, static_cast<long long>(mesh.dp) * mesh.cp, mesh.expert_dp(), true,
-                    bound_weight_bytes(s.training))
+                    bound_weight_bytes(s.training, mesh))
           .total();
   return need - room;
 }

@@ -1,5 +1,6 @@
 #include "hapmoe/candidate_space.hpp"
 
+#include "hapmoe/recompute.hpp"
 #include "hapmoe/rules.hpp"
 
 namespace hapmoe {
@@ -63,9 +64,14 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
   const std::vector<int> eps = or_default(sp.ep, default_eps(s.model));
   const std::vector<int> mbss = or_default(sp.micro_batch_size, {1, 2});
   const std::vector<int> vpps = or_default(sp.vpp, {1, 2, 4});
-  const std::vector<Recompute> rcs =
-      sp.recompute.empty() ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
-                           : sp.recompute;
+  const std::vector<Recompute> rcs = sp.recompute.empty() ? default_recompute_choices(s.model) : sp.recompute;
+  // EP overlap: the listed values, or (unset) on wherever Megatron allows it: it only hides time.
+  const bool overlap_auto = sp.ep_comm_overlap.empty();
+  const std::vector<bool> overlaps = overlap_auto ? std::vector<bool>{true} : sp.ep_comm_overlap;
+  // Offload: the listed fractions, or (unset) none; search_plans retries with
+  // kOffloadFallbackFractions when nothing fits without.
+  const std::vector<double> offloads =
+      sp.optimizer_offload_fraction.empty() ? std::vector<double>{0} : sp.optimizer_offload_fraction;
   for (int tp : tps) {
     for (int cp : cps) {
       for (long long dp = 1; static_cast<long long>(tp) * cp * dp <= max_group; ++dp) {
@@ -95,17 +101,27 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
             for (int mbs : mbss) {
               for (int vpp : vpps) {
                 for (Recompute rc : rcs) {
-                  MeshShape shape{base, stages};
-                  shape.mesh.ep = ep;
-                  shape.mesh.etp = etp;
-                  shape.mesh.micro_batch_size = mbs;
-                  shape.mesh.vpp = vpp;
-                  shape.mesh.recompute = rc;
-                  if (auto v = check_shape_rules(s, shape.mesh)) {
-                    ++(*pruned)[v->rule];
-                    continue;
+                  for (bool overlap : overlaps) {
+                    MeshShape shape{base, stages};
+                    shape.mesh.ep = ep;
+                    shape.mesh.etp = etp;
+                    shape.mesh.micro_batch_size = mbs;
+                    shape.mesh.vpp = vpp;
+                    shape.mesh.recompute = rc;
+                    shape.mesh.ep_comm_overlap = overlap;
+                    if (overlap_auto) {
+                      shape.ep_overlap_auto = true;
+                      shape.mesh.ep_comm_overlap = !check_shape_rules(s, shape.mesh);
+                    }
+                    for (double f : offloads) {
+                      shape.mesh.optimizer_offload_fraction = f;
+                      if (auto v = check_shape_rules(s, shape.mesh)) {
+                        ++(*pruned)[v->rule];
+                        continue;
+                      }
+                      shapes_.push_back(shape);
+                    }
                   }
-                  shapes_.push_back(std::move(shape));
                 }
               }
             }
@@ -135,6 +151,7 @@ Mesh CandidateSpace::mesh_for(const MeshShape& shape, const GroupSet& set) const
   Mesh m = shape.mesh;
   m.pp = 0;
   for (int g : set.groups) m.pp += shape.stages_per_group[g];
+  if (shape.ep_overlap_auto && rule_ep_overlap_vpp(s_, m)) m.ep_comm_overlap = false;  // not allowed at this pp
   return m;
 }
 

@@ -84,4 +84,14 @@ double optimizer_step_time_s(double owned_params, double local_params, const Gpu
          kOptimizerFixedS;
 }
 
+double optimizer_offload_time_s(double offloaded_params, double grad_bytes, double param_bytes,
+                                const GpuSpec& gpu) {
+  if (offloaded_params <= 0) return 0;
+  const double link_bytes_per_s = gpu.host_link_gbps * 1e9;
+  const double d2h_s = offloaded_params * grad_bytes / link_bytes_per_s;
+  const double h2d_s = offloaded_params * param_bytes / link_bytes_per_s;
+  const double cpu_s = offloaded_params * kCpuAdamBytesPerParam / (kHostMemoryGbpsPerGpu * 1e9);
+  return std::max({d2h_s, h2d_s, cpu_s});
+}
+
 }  // namespace hapmoe

@@ -44,7 +44,14 @@ Diagnosis diagnose_no_plan(const Scenario& s, double shortfall_bytes, const Sear
     d.suggestions.push_back("allow higher tp, ep or pp (shards weights and activations further)");
   }
   d.suggestions.push_back("add GPUs, or use GPUs with more memory");
-  if (!s.training.use_distributed_optimizer) d.suggestions.push_back("turn on use_distributed_optimizer");
+  if (!s.training.use_distributed_optimizer) {
+    d.suggestions.push_back("turn on use_distributed_optimizer (it also allows optimizer CPU offload)");
+  } else {
+    const auto& off = s.search.optimizer_offload_fraction;
+    if (!off.empty() && *std::max_element(off.begin(), off.end()) < 1) {
+      d.suggestions.push_back("allow optimizer_offload_fraction up to 1 (optimizer state in host memory)");
+    }
+  }
   if (s.model.mtp_num_layers > 0) d.suggestions.push_back("fewer MTP layers");
   return d;
 }

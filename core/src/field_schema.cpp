@@ -53,6 +53,14 @@ const char* to_string(FieldType t) {
       return "enum_choices";
     case FieldType::kEnumList:
       return "enum_list";
+    case FieldType::kBoolChoices:
+      return "bool_choices";
+    case FieldType::kNumberChoices:
+      return "number_choices";
+    case FieldType::kRecompute:
+      return "recompute";
+    case FieldType::kRecomputeChoices:
+      return "recompute_choices";
     case FieldType::kLayerFreq:
       return "layer_freq";
     case FieldType::kLayerSplit:
@@ -85,6 +93,14 @@ const char* describe(FieldType t) {
       return "one or a list of";
     case FieldType::kEnumList:
       return "list (may be empty) of";
+    case FieldType::kBoolChoices:
+      return "boolean or list of booleans";
+    case FieldType::kNumberChoices:
+      return "number or list of numbers";
+    case FieldType::kRecompute:
+      return "{\"modules\": [...]} or one of";
+    case FieldType::kRecomputeChoices:
+      return "one or a list of: {\"modules\": [...]} or";
     case FieldType::kLayerFreq:
       return "integer N or list of 0/1 per layer";
     case FieldType::kLayerSplit:
@@ -119,6 +135,7 @@ bool has_range(const FieldDef& f) {
     case FieldType::kInt:
     case FieldType::kNumber:
     case FieldType::kIntChoices:
+    case FieldType::kNumberChoices:
     case FieldType::kLayerSplit:
     case FieldType::kObjectList:
       return true;

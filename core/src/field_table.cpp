@@ -260,8 +260,6 @@ const FieldDef kFields[] = {
     flag("training.overlap_param_gather", true,
          "Overlap the parameter all-gather with the forward pass (needs the distributed "
          "optimizer and overlap_grad_reduce)."),
-    flag("training.overlap_moe_expert_parallel_comm", false,
-         "Overlap expert-parallel all-to-all with computation of another micro-batch."),
     node("training.optimizer", T::kObject, D::kUnset,
          "Megatron's precision-aware optimizer settings (--use-precision-aware-optimizer)."),
     flag("training.optimizer.precision_aware", false,
@@ -301,10 +299,26 @@ const FieldDef kFields[] = {
     // 4096 sequences per micro-batch exceeds any GPU's memory for a transformer layer.
     unset("search.micro_batch_size", T::kIntChoices, "sequences", 1, 4096, "searched",
           "Sequences per micro-batch: the unit that flows through the pipeline."),
-    {"search.recompute", T::kEnumChoices, "", 0, 0, D::kUnset, 0, "all three are tried",
+    {"search.recompute", T::kRecomputeChoices, "", 0, 0, D::kUnset, 0,
+     "MoE models: none, [moe_act, layernorm], with MLA [core_attn, moe_act, layernorm, "
+     "mla_up_proj] else [layernorm, moe], full; dense models: none, selective, [core_attn, "
+     "mlp], full",
      "none|selective|full",
      "Activation recomputation: re-run parts of the forward pass in the backward pass to save "
-     "memory (selective: attention core only; full: whole layers)."},
+     "memory (selective: Megatron's default module, the attention core; {\"modules\": [...]}: "
+     "those --recompute-modules; full: whole layers)."},
+    {"search.recompute[].modules", T::kEnumList, "", 0, 0, D::kRequired, 0, "", "core_attn|moe_act|layernorm|mla_up_proj|mlp|moe|shared_experts",
+     "Megatron --recompute-modules to re-run in the backward pass (at least one)."},
+    {"search.ep_comm_overlap", T::kBoolChoices, "", 0, 1, D::kUnset, 0,
+     "on wherever Megatron allows it (ep > 1, alltoall or flex dispatcher, no full or moe "
+     "recompute, mtp_num_layers <= 1, vpp > 1 when pp > 1), else off", "",
+     "Overlap the expert-parallel all-to-all of one micro-batch with another's computation "
+     "(--overlap-moe-expert-parallel-comm --delay-wgrad-compute)."},
+    {"search.optimizer_offload_fraction", T::kNumberChoices, "fraction", 0, 1, D::kUnset, 0,
+     "0; when no plan fits, searched again with 0.5 and 1 (needs use_distributed_optimizer, "
+     "no fp8_param_gather)", "",
+     "Share of the optimizer state (fp32 master weights and Adam moments) kept in host memory "
+     "and updated by the CPU (--optimizer-cpu-offload)."},
     choice("search.mode", "megatron|hetero", "megatron",
            "megatron: one parallel layout for all stages (upstream Megatron-LM); hetero: a layout "
            "per GPU type (not implemented yet)."),
@@ -332,6 +346,11 @@ const FieldDef kFields[] = {
     val("plan.micro_batch_size", T::kInt, "sequences", 1, 4096, 1, "Sequences per micro-batch."),
     derived("plan.sequence_parallel", T::kBool, "", 0, 1, "true when tp > 1",
             "Megatron sequence parallelism: shard layer-norm and dropout activations across TP."),
+    flag("plan.ep_comm_overlap", false,
+         "Overlap expert-parallel all-to-all with another micro-batch's computation (see "
+         "search.ep_comm_overlap)."),
+    val("plan.optimizer_offload_fraction", T::kNumber, "fraction", 0, 1, 0,
+        "Share of the optimizer state on the host (see search.optimizer_offload_fraction)."),
     {"plan.stages", T::kObjectList, "stages", 1, kMaxWays, D::kRequired, 0, "", "",
      "One entry per pipeline stage, first to last."},
     val("plan.stages[].group", T::kInt, "", 0, kMaxGroups - 1, 0,
@@ -340,8 +359,10 @@ const FieldDef kFields[] = {
             "GPU id of the stage; must match its group's GPU."),
     req("plan.stages[].layers", T::kInt, "layers", 0, kMaxLayers,
         "Transformer layers on this stage."),
-    {"plan.stages[].recompute", T::kEnum, "", 0, 0, D::kValue, 0, "none", "none|selective|full",
+    {"plan.stages[].recompute", T::kRecompute, "", 0, 0, D::kValue, 0, "none", "none|selective|full",
      "Activation recomputation on this stage (see search.recompute)."},
+    {"plan.stages[].recompute.modules", T::kEnumList, "", 0, 0, D::kRequired, 0, "", "core_attn|moe_act|layernorm|mla_up_proj|mlp|moe|shared_experts",
+     "Megatron --recompute-modules re-run on this stage (at least one)."},
 };
 
 }  // namespace

@@ -259,6 +259,38 @@ std::vector<std::string> ObjectReader::get_enum_choices(const char* key) {
   return out;
 }
 
+std::vector<bool> ObjectReader::get_bool_choices(const char* key) {
+  (void)def(key);
+  std::vector<bool> out;
+  const json* v = present(key);
+  if (!v) return out;
+  auto one = [](const json& x, const std::string& p) {
+    if (!x.is_boolean()) fail("wrong_type", p, "expected true or false, got " + json_type_name(x));
+    return x.get<bool>();
+  };
+  if (!v->is_array()) return {one(*v, path(key))};
+  if (v->empty()) fail("bad_value", path(key), "expected true, false or a non-empty list of them");
+  for (size_t i = 0; i < v->size(); ++i) {
+    const bool x = one((*v)[i], index_path(path(key), i));
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  }
+  return out;
+}
+
+std::vector<double> ObjectReader::get_number_choices(const char* key) {
+  const FieldDef& f = def(key);
+  std::vector<double> out;
+  const json* v = present(key);
+  if (!v) return out;
+  if (!v->is_array()) return {as_number(*v, path(key), f)};
+  if (v->empty()) fail("bad_value", path(key), "expected a non-empty list of numbers");
+  for (size_t i = 0; i < v->size(); ++i) {
+    const double x = as_number((*v)[i], index_path(path(key), i), f);
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  }
+  return out;
+}
+
 std::vector<std::string> ObjectReader::get_enum_list(const char* key) {
   const FieldDef& f = def(key);
   std::vector<std::string> out;

@@ -59,6 +59,10 @@ class ObjectReader {
   std::vector<int> get_int_choices(const char* key);
   // One allowed string or a non-empty list of them; absent -> empty; repeats dropped.
   std::vector<std::string> get_enum_choices(const char* key);
+  // true / false or a non-empty list of them; absent -> empty; repeats dropped.
+  std::vector<bool> get_bool_choices(const char* key);
+  // A number or a non-empty list of numbers within the row's bounds; absent -> empty; repeats dropped.
+  std::vector<double> get_number_choices(const char* key);
   // A list of allowed strings, possibly empty; absent = empty; repeats dropped.
   std::vector<std::string> get_enum_list(const char* key);
   void ignore(const char* key) { seen_.insert(key); }

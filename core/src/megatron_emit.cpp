@@ -139,7 +139,7 @@ MegatronCommand megatron_command(const Scenario& s, const PlanSpec& p) {
     kv("--moe-token-dispatcher-type", to_string(t.moe_token_dispatcher_type));
     if (t.moe_token_dispatcher_type == Dispatcher::kFlex) kv("--moe-flex-dispatcher-backend", "deepep");
     flag("--moe-grouped-gemm");
-    if (t.overlap_moe_expert_parallel_comm) flag("--overlap-moe-expert-parallel-comm --delay-wgrad-compute");
+    if (p.ep_comm_overlap) flag("--overlap-moe-expert-parallel-comm --delay-wgrad-compute");
   }
   // Optimizer, precision, overlap
   if (t.use_distributed_optimizer) flag("--use-distributed-optimizer");
@@ -162,17 +162,25 @@ MegatronCommand megatron_command(const Scenario& s, const PlanSpec& p) {
     kv("--exp-avg-dtype", t.optimizer.exp_avg_dtype);
     kv("--exp-avg-sq-dtype", t.optimizer.exp_avg_sq_dtype);
   }
+  if (p.optimizer_offload_fraction > 0) {
+    // Megatron's CPU offload reuses the precision-aware optimizer's code path (validate_args).
+    if (!t.optimizer.precision_aware) flag("--use-precision-aware-optimizer");
+    kv("--optimizer-cpu-offload --optimizer-offload-fraction", p.optimizer_offload_fraction);
+    flag("--overlap-cpu-optimizer-d2h-h2d");
+  }
   if (t.cuda_graphs) {
     flag("--cuda-graph-impl local --cuda-graph-scope full_iteration --te-rng-tracker");
   }
   // Recompute (one setting for all stages in upstream Megatron-LM)
+  // (the modules the cost model priced, in Megatron's order).
   const Recompute rc = p.stages.front().recompute;
-  if (rc == Recompute::kSelective) {
-    std::string modules = "core_attn layernorm";
-    if (m.is_moe()) modules += " moe_act";
-    if (m.multi_latent_attention) modules += " mla_up_proj";
+  if (rc.kind == Recompute::Kind::kSelective) {
+    std::string modules;
+    for (int i = 0; i < kRecomputeModuleCount; ++i) {
+      if (rc.modules & (1u << i)) modules += (modules.empty() ? "" : " ") + std::string(recompute_module_name(i));
+    }
     kv("--recompute-granularity selective --recompute-modules", modules);
-  } else if (rc == Recompute::kFull) {
+  } else if (rc.full()) {
     flag("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
   }
 

@@ -18,6 +18,8 @@ Mesh mesh_of(const PlanSpec& p) {
   m.micro_batch_size = p.micro_batch_size;
   m.sequence_parallel = p.sequence_parallel;
   m.recompute = p.stages.empty() ? Recompute::kNone : p.stages.front().recompute;
+  m.ep_comm_overlap = p.ep_comm_overlap;
+  m.optimizer_offload_fraction = p.optimizer_offload_fraction;
   return m;
 }
 
@@ -33,6 +35,8 @@ PlanSpec plan_of(const Mesh& mesh, const ClusterSpec& cluster, const std::vector
   p.vpp = mesh.vpp;
   p.micro_batch_size = mesh.micro_batch_size;
   p.sequence_parallel = mesh.sequence_parallel;
+  p.ep_comm_overlap = mesh.ep_comm_overlap;
+  p.optimizer_offload_fraction = mesh.optimizer_offload_fraction;
   p.stages.reserve(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
     const int g = stage_groups[i];

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "hapmoe/recompute.hpp"
+
 namespace hapmoe {
 
 namespace {
@@ -107,25 +109,59 @@ RuleResult rule_flex_dispatcher_needs_tp_ep(const Scenario& s, const Mesh& x) {
   return violation("flex_dispatcher_needs_tp_ep", "plan.ep", "the flex (DeepEP) dispatcher needs tp x ep > 1");
 }
 
-RuleResult rule_ep_overlap(const Scenario& s, const Mesh& x) {
-  const TrainingSpec& t = s.training;
-  if (!t.overlap_moe_expert_parallel_comm) return std::nullopt;
-  const char* name = "ep_overlap_rules";
-  if (x.ep <= 1) return violation(name, "plan.ep", "overlap_moe_expert_parallel_comm needs ep > 1");
-  if (x.pp > 1 && x.vpp <= 1) {
-    return violation(name, "plan.vpp", "overlap_moe_expert_parallel_comm needs vpp > 1 when pp > 1");
-  }
-  if (t.moe_token_dispatcher_type == Dispatcher::kAllgather) {
-    return violation(name, "training.moe_token_dispatcher_type",
-                     "overlap_moe_expert_parallel_comm needs the alltoall or flex dispatcher");
-  }
-  if (x.recompute == Recompute::kFull) {
-    return violation(name, "plan.stages", "overlap_moe_expert_parallel_comm is incompatible with full recompute");
-  }
-  if (s.model.mtp_num_layers > 1) {
-    return violation(name, "model.mtp_num_layers", "overlap_moe_expert_parallel_comm needs mtp_num_layers <= 1");
-  }
-  return std::nullopt;
+// --overlap-moe-expert-parallel-comm's conditions (transformer_config.py __post_init__). Its
+// bf16/fp16 condition always holds: every emitted plan trains with --bf16.
+RuleResult rule_ep_overlap_needs_ep(const Scenario&, const Mesh& x) {
+  if (!x.ep_comm_overlap || x.ep > 1) return std::nullopt;
+  return violation("ep_overlap_needs_ep", "plan.ep_comm_overlap",
+                   "ep_comm_overlap (--overlap-moe-expert-parallel-comm) needs ep > 1");
+}
+
+RuleResult rule_ep_overlap_dispatcher(const Scenario& s, const Mesh& x) {
+  if (!x.ep_comm_overlap || s.training.moe_token_dispatcher_type != Dispatcher::kAllgather) return std::nullopt;
+  return violation("ep_overlap_dispatcher", "plan.ep_comm_overlap",
+                   "ep_comm_overlap needs the alltoall or flex dispatcher (training.moe_token_dispatcher_type)");
+}
+
+RuleResult rule_ep_overlap_recompute(const Scenario&, const Mesh& x) {
+  if (!x.ep_comm_overlap || (!x.recompute.full() && !x.recompute.has(kRecomputeMoe))) return std::nullopt;
+  return violation("ep_overlap_recompute", "plan.ep_comm_overlap",
+                   "ep_comm_overlap is incompatible with full recompute and with the \"moe\" recompute module");
+}
+
+RuleResult rule_ep_overlap_mtp(const Scenario& s, const Mesh& x) {
+  if (!x.ep_comm_overlap || s.model.mtp_num_layers <= 1) return std::nullopt;
+  return violation("ep_overlap_mtp", "plan.ep_comm_overlap", "ep_comm_overlap needs mtp_num_layers <= 1");
+}
+
+RuleResult rule_ep_overlap_vpp(const Scenario&, const Mesh& x) {
+  if (!x.ep_comm_overlap || x.pp <= 1 || x.vpp > 1) return std::nullopt;
+  return violation("ep_overlap_vpp", "plan.vpp", "ep_comm_overlap needs vpp > 1 when pp > 1");
+}
+
+RuleResult rule_recompute_modules_apply(const Scenario& s, const Mesh& x) {
+  const unsigned bad = x.recompute.kind == Recompute::Kind::kSelective
+                           ? x.recompute.modules & rejected_recompute_modules(s.model)
+                           : 0u;
+  if (bad == 0) return std::nullopt;
+  return violation("recompute_modules_apply", "plan.stages",
+                   (bad & kRecomputeMlaUpProj) ? "recompute module mla_up_proj needs multi_latent_attention"
+                                               : "recompute module moe_act needs experts (--moe-grouped-gemm)");
+}
+
+// --optimizer-cpu-offload's conditions (arguments.py validate_args, optimizer/__init__.py).
+RuleResult rule_offload_needs_distributed_optimizer(const Scenario& s, const Mesh& x) {
+  if (x.optimizer_offload_fraction <= 0 || s.training.use_distributed_optimizer) return std::nullopt;
+  return violation("offload_needs_distributed_optimizer", "plan.optimizer_offload_fraction",
+                   "optimizer offload needs --use-precision-aware-optimizer, which needs "
+                   "training.use_distributed_optimizer");
+}
+
+RuleResult rule_offload_vs_fp8_param_gather(const Scenario& s, const Mesh& x) {
+  if (x.optimizer_offload_fraction <= 0 || !s.training.fp8_param_gather) return std::nullopt;
+  return violation("offload_vs_fp8_param_gather", "plan.optimizer_offload_fraction",
+                   "optimizer offload with training.fp8_param_gather needs the delayed FP8 recipe, "
+                   "which the planner does not emit");
 }
 
 namespace {
@@ -145,13 +181,15 @@ RuleResult check_shape_rules(const Scenario& s, const Mesh& x) {
       rule_heads_divisible_by_tp,    rule_query_groups_vs_tp, rule_expert_parallel_requires_experts,
       rule_experts_divisible_by_ep,  rule_expert_grid,        rule_batch_divisible,
       rule_sequence_parallel_needs_tp, rule_cp_seq_divisible, rule_sp_seq_divisible,
-      rule_flex_dispatcher_needs_tp_ep};
+      rule_flex_dispatcher_needs_tp_ep, rule_recompute_modules_apply, rule_ep_overlap_needs_ep,
+      rule_ep_overlap_dispatcher, rule_ep_overlap_recompute, rule_ep_overlap_mtp,
+      rule_offload_needs_distributed_optimizer, rule_offload_vs_fp8_param_gather};
   return first_violation(kRules, s, x);
 }
 
 RuleResult check_pipeline_rules(const Scenario& s, const Mesh& x) {
   static constexpr MeshRule kRules[] = {rule_pp_within_layers, rule_vpp_requires_pp, rule_vpp_microbatches,
-                                        rule_vpp_layers, rule_ep_overlap};
+                                        rule_vpp_layers, rule_ep_overlap_vpp};
   return first_violation(kRules, s, x);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "json_read.hpp"
+#include "recompute_io.hpp"
 
 namespace hapmoe {
 
@@ -285,10 +286,6 @@ Dispatcher to_dispatcher(const std::string& s) {
   return s == "allgather" ? Dispatcher::kAllgather : s == "flex" ? Dispatcher::kFlex : Dispatcher::kAlltoall;
 }
 
-Recompute to_recompute(const std::string& s) {
-  return s == "selective" ? Recompute::kSelective : s == "full" ? Recompute::kFull : Recompute::kNone;
-}
-
 // training.optimizer: Megatron's precision-aware optimizer settings.
 OptimizerSpec read_optimizer(const json& v, const std::string& path) {
   ObjectReader r(v, path, "training.optimizer");
@@ -319,7 +316,6 @@ TrainingSpec read_training(const json& v, const std::string& path) {
   t.moe_load_imbalance = r.get_number("moe_load_imbalance");
   t.overlap_grad_reduce = r.get_bool("overlap_grad_reduce");
   t.overlap_param_gather = r.get_bool("overlap_param_gather");
-  t.overlap_moe_expert_parallel_comm = r.get_bool("overlap_moe_expert_parallel_comm");
   if (r.has("optimizer")) t.optimizer = read_optimizer(r.raw("optimizer"), r.path("optimizer"));
   r.ignore("optimizer");
   t.fp8_recipe = r.has("fp8_recipe") ? r.get_enum("fp8_recipe") : (r.ignore("fp8_recipe"), std::string());
@@ -372,7 +368,11 @@ SearchSpec read_search(const json& v, const std::string& path, const ModelSpec& 
   s.etp = r.get_int_choices("etp");
   s.vpp = r.get_int_choices("vpp");
   s.micro_batch_size = r.get_int_choices("micro_batch_size");
-  for (const auto& rc : r.get_enum_choices("recompute")) s.recompute.push_back(to_recompute(rc));
+  (void)r.def("recompute");
+  s.recompute = detail::read_recompute_choices(r.has("recompute") ? &r.raw("recompute") : nullptr, r.path("recompute"));
+  r.ignore("recompute");
+  s.ep_comm_overlap = r.get_bool_choices("ep_comm_overlap");
+  s.optimizer_offload_fraction = r.get_number_choices("optimizer_offload_fraction");
   s.mode = r.get_enum("mode") == "hetero" ? SearchMode::kHetero : SearchMode::kMegatron;
   s.top_k = to_int(r.get_int("top_k"));
   s.layer_split = read_layer_split(r, model.num_layers);
@@ -397,7 +397,8 @@ StagePlan read_stage(const json& v, const std::string& path, const ClusterSpec& 
          "expected \"" + gpu_id + "\", the GPU of cluster group " + std::to_string(st.group));
   }
   st.layers = to_int(r.get_int("layers"));
-  st.recompute = to_recompute(r.get_enum("recompute"));
+  if (r.has("recompute")) st.recompute = detail::read_recompute(r.raw("recompute"), r.path("recompute"), "plan.stages[].recompute");
+  r.ignore("recompute");
   r.finish();
   return st;
 }
@@ -414,6 +415,8 @@ PlanSpec read_plan(const json& v, const std::string& path, const ClusterSpec& cl
   p.vpp = to_int(r.get_int("vpp"));
   p.micro_batch_size = to_int(r.get_int("micro_batch_size"));
   p.sequence_parallel = r.get_bool("sequence_parallel", p.tp > 1);
+  p.ep_comm_overlap = r.get_bool("ep_comm_overlap");
+  p.optimizer_offload_fraction = r.get_number("optimizer_offload_fraction");
   const json& stages = r.raw("stages");
   const std::string spath = r.path("stages");
   if (!stages.is_array()) fail("wrong_type", spath, "expected a list of stages");
@@ -481,11 +484,12 @@ json plan_to_json(const PlanSpec& p) {
   json stages = json::array();
   for (const auto& s : p.stages) {
     stages.push_back({{"gpu", s.gpu}, {"group", s.group}, {"layers", s.layers},
-                      {"recompute", to_string(s.recompute)}});
+                      {"recompute", detail::recompute_to_json(s.recompute)}});
   }
   return {{"tp", p.tp}, {"cp", p.cp}, {"pp", p.pp}, {"dp", p.dp}, {"ep", p.ep},
           {"etp", p.etp}, {"vpp", p.vpp}, {"micro_batch_size", p.micro_batch_size},
-          {"sequence_parallel", p.sequence_parallel}, {"stages", stages}};
+          {"sequence_parallel", p.sequence_parallel}, {"ep_comm_overlap", p.ep_comm_overlap},
+          {"optimizer_offload_fraction", p.optimizer_offload_fraction}, {"stages", stages}};
 }
 
 }  // namespace hapmoe

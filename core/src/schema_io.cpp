@@ -27,7 +27,7 @@ json field_to_json(const FieldDef& f) {
             {"default_kind", to_string(f.default_kind)},
             {"help", f.help}};
   if (has_range(f) || f.type == FieldType::kLayerFreq) {
-    const bool integral = f.type != FieldType::kNumber;
+    const bool integral = f.type != FieldType::kNumber && f.type != FieldType::kNumberChoices;
     j["min"] = integral ? json(static_cast<long long>(f.min)) : json(f.min);
     j["max"] = integral ? json(static_cast<long long>(f.max)) : json(f.max);
   }

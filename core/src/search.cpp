@@ -23,6 +23,8 @@ std::string plan_key(const PlanSpec& p) {
   std::string k;
   for (int v : {p.tp, p.cp, p.pp, p.dp, p.ep, p.etp, p.vpp, p.micro_batch_size}) k += std::to_string(v) + ",";
   k += to_string(p.stages.empty() ? Recompute::kNone : p.stages[0].recompute);
+  k += p.ep_comm_overlap ? ",o" : ",-";
+  k += "," + std::to_string(p.optimizer_offload_fraction);
   for (const auto& st : p.stages) k += "|" + std::to_string(st.group) + ":" + std::to_string(st.layers);
   return k;
 }
@@ -273,10 +275,11 @@ class EntrySearch {
     return true;
   }
 
-  // group_bound_terms depends on the model and on how the mesh shards weights (dp x cp dense,
-  // expert_dp experts): computed once per such key.
+  // group_bound_terms depends on the model, on how the mesh shards weights (dp x cp dense,
+  // expert_dp experts) and on the optimizer offload: computed once per such key.
   const GroupBoundTerms& bound_terms(const StageCostModel& model, const GroupLayerTimes& times) {
-    const BoundKey key{&model, static_cast<long long>(mesh_.dp) * mesh_.cp, mesh_.expert_dp()};
+    const BoundKey key{&model, static_cast<long long>(mesh_.dp) * mesh_.cp, mesh_.expert_dp(),
+                       mesh_.optimizer_offload_fraction};
     auto it = bound_terms_.find(key);
     if (it == bound_terms_.end()) it = bound_terms_.emplace(key, group_bound_terms(s_, model, times, mesh_)).first;
     return it->second;
@@ -387,14 +390,16 @@ class EntrySearch {
   struct BoundKey {
     const StageCostModel* model;
     long long dense_shards, expert_shards;
+    double offload;
     bool operator==(const BoundKey& o) const {
-      return model == o.model && dense_shards == o.dense_shards && expert_shards == o.expert_shards;
+      return model == o.model && dense_shards == o.dense_shards && expert_shards == o.expert_shards &&
+             offload == o.offload;
     }
   };
   struct BoundKeyHash {
     size_t operator()(const BoundKey& k) const {
       return std::hash<const void*>()(k.model) ^ (static_cast<size_t>(k.dense_shards) * 1000003u) ^
-             (static_cast<size_t>(k.expert_shards) * 998244353u);
+             (static_cast<size_t>(k.expert_shards) * 998244353u) ^ std::hash<double>()(k.offload);
     }
   };
   std::unordered_map<BoundKey, GroupBoundTerms, BoundKeyHash> bound_terms_;
@@ -429,7 +434,38 @@ void finish_result(const Scenario& s, const EntryBuilder& builder, const Candida
 
 }  // namespace
 
+std::optional<Scenario> offload_fallback_scenario(const Scenario& s) {
+  if (!s.search.optimizer_offload_fraction.empty() || !s.training.use_distributed_optimizer ||
+      s.training.fp8_param_gather) {
+    return std::nullopt;
+  }
+  Scenario o = s;
+  o.search.optimizer_offload_fraction.assign(std::begin(kOffloadFallbackFractions), std::end(kOffloadFallbackFractions));
+  return o;
+}
+
+namespace {
+Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget);
+}  // namespace
+
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
+  auto r = search_once(s, control, budget);
+  if (!r.ok() || !r->plans.empty() || r->stats.cancelled) return r;
+  const auto offload = offload_fallback_scenario(s);
+  if (!offload) return r;
+  auto retry = search_once(*offload, control, budget);
+  if (!retry.ok()) return r;
+  SearchResult out = std::move(retry).value();
+  out.stats.candidates += r->stats.candidates;
+  out.stats.evaluated += r->stats.evaluated;
+  out.stats.stage_costs += r->stats.stage_costs;
+  out.stats.elapsed_ms += r->stats.elapsed_ms;
+  out.stats.offload_retried = true;
+  return out;
+}
+
+namespace {
+Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
   const auto start = std::chrono::steady_clock::now();
   if (auto e = check_request(s)) return *e;
   SearchResult r;
@@ -477,5 +513,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   st.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
+
+}  // namespace
 
 }  // namespace hapmoe

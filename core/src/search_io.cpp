@@ -31,6 +31,9 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
     notes.push_back("search budget reached: these are the best plans found so far, not proven optimal");
   }
   if (r.stats.cancelled) notes.push_back("search cancelled: these are the best plans found before it stopped");
+  if (r.stats.offload_retried) {
+    notes.push_back("no plan fits without optimizer CPU offload: searched again with offload fractions 0.5 and 1");
+  }
   if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);
   json out = {{"format", kResultFormat}, {"ok", true}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
   if (!notes.empty()) out["notes"] = notes;

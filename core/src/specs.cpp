@@ -6,12 +6,23 @@ namespace hapmoe {
 
 const char* to_string(Precision p) { return p == Precision::kFp8 ? "fp8" : "bf16"; }
 
-const char* to_string(Recompute r) {
-  switch (r) {
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
-    default: return "none";
+const char* recompute_module_name(int i) {
+  static constexpr const char* kNames[kRecomputeModuleCount] = {
+      "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"};
+  return i >= 0 && i < kRecomputeModuleCount ? kNames[i] : "";
+}
+
+std::string to_string(Recompute r) {
+  if (r.full()) return "full";
+  if (r == Recompute::kNone) return "none";
+  if (r == Recompute::kSelective) return "selective";
+  std::string out;
+  for (int i = 0; i < kRecomputeModuleCount; ++i) {
+    if ((r.modules & (1u << i)) == 0) continue;
+    if (!out.empty()) out += "+";
+    out += recompute_module_name(i);
   }
+  return out;
 }
 
 const char* to_string(Dispatcher d) {

@@ -5,6 +5,7 @@
 
 #include "hapmoe/cost_comm.hpp"
 #include "hapmoe/cost_compute.hpp"
+#include "hapmoe/recompute.hpp"
 
 namespace hapmoe {
 
@@ -21,8 +22,8 @@ constexpr double kElementwiseBackwardFactor = 2;
 constexpr double kCommFwdPlusBwd = 2;
 // Dispatch and combine: the token all-to-all (or gather/scatter) runs twice per MoE forward.
 constexpr double kDispatchCombine = 2;
-// Selective recompute re-runs the two norms (read + write each) before their backward.
-constexpr double kNormRecomputeElementsPerHidden = 4;
+// A norm reads its input and writes its output (hidden-size elements per token).
+constexpr double kNormElementsPerHidden = 2;
 // Embedding lookup: read the row, write the output (per token, hidden-size elements).
 constexpr double kEmbeddingFwdElementsPerHidden = 2;
 // Embedding backward: fp32 scatter-add reads and writes the gradient row and the output grad.
@@ -91,6 +92,20 @@ struct Split {  // forward and backward pieces before exposure/recompute rules
   }
 };
 
+// Forward time of MLA's q / kv up-projections and the RoPE applied after them (what
+// mla_up_proj recompute re-runs): q_lora x heads x (qk + rope) and kv_lora x heads x (qk + v)
+// weights, split over TP.
+double mla_up_proj_fwd_s(const LayerContext& c) {
+  const ModelSpec& m = c.m;
+  const double tp = c.mesh.tp, a = m.num_attention_heads, qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
+  const double params = (m.q_lora_rank > 0 ? m.q_lora_rank * a * qk : 0) +
+                        static_cast<double>(m.kv_lora_rank) * a * (m.qk_head_dim + m.v_head_dim);
+  const double min_dim = std::min<double>(m.kv_lora_rank, a * m.v_head_dim / tp);
+  const double rope_elems = c.tok * a * qk * 2 / tp;
+  return gemm_time_s(kFlopsPerMac * c.tok * params / tp, min_dim, c.g.gpu, c.p()) +
+         elementwise_time_s(rope_elems * kBf16, c.g.gpu);
+}
+
 // Attention block compute: projections (GEMM), core (flash attention, BF16), elementwise.
 Split attention_compute(const LayerContext& c, int layer, double* core_fwd_s) {
   const ModelSpec& m = c.m;
@@ -137,7 +152,8 @@ Split dense_mlp_compute(const LayerContext& c, int ffn_width, double params) {
 // EP (DESIGN.md); EP sets the tokens per local expert.
 struct MoeSplit {
   Split pre, experts;
-  double act_fwd_s = 0;  // expert activation alone (what moe_act recompute re-runs)
+  double act_fwd_s = 0;     // expert activation alone (what moe_act recompute re-runs)
+  double shared_fwd_s = 0;  // shared expert alone (what shared_experts recompute re-runs)
 };
 MoeSplit moe_compute(const LayerContext& c) {
   const ModelSpec& m = c.m;
@@ -160,7 +176,9 @@ MoeSplit moe_compute(const LayerContext& c) {
   s.experts = {routed + ew, kGemmBackwardFactor * routed + kElementwiseBackwardFactor * ew};
   s.pre = {router, kGemmBackwardFactor * router};
   if (m.moe_shared_expert_intermediate_size > 0) {
-    s.pre += dense_mlp_compute(c, m.moe_shared_expert_intermediate_size, c.shape.shared_expert_params);
+    const Split shared = dense_mlp_compute(c, m.moe_shared_expert_intermediate_size, c.shape.shared_expert_params);
+    s.pre += shared;
+    s.shared_fwd_s = shared.fwd;
   }
   return s;
 }
@@ -216,19 +234,27 @@ double ep_comm_fwd_s(const LayerContext& c) {
 LayerCost make_layer_cost(const LayerContext& c, int layer) {
   const ModelSpec& m = c.m;
   LayerCost lc;
-  double core_fwd = 0, act_fwd = 0;
-  Split gpu = attention_compute(c, layer, &core_fwd);
+  LayerForwardParts parts;  // what selective recompute may re-run
+  Split gpu = attention_compute(c, layer, &parts.core_attn_s);
   Split experts;  // launched after the dispatcher's token-count sync
   double expert_host = 0;
-  if (m.layer_is_moe(layer)) {
-    const MoeSplit moe = moe_compute(c);
-    gpu += moe.pre;
-    experts = moe.experts;
-    act_fwd = moe.act_fwd_s;
+  const bool moe = m.layer_is_moe(layer);
+  if (moe) {
+    const MoeSplit ms = moe_compute(c);
+    gpu += ms.pre;
+    experts = ms.experts;
+    parts.moe_s = ms.pre.fwd + ms.experts.fwd;
+    parts.moe_act_s = ms.act_fwd_s;
+    parts.shared_experts_s = ms.shared_fwd_s;
     expert_host = expert_host_launch_s(static_cast<double>(m.num_experts) / c.mesh.ep, c.g.gpu);
   } else {
-    gpu += dense_mlp_compute(c, m.ffn_hidden_size, c.shape.dense_mlp_params);
+    const Split mlp = dense_mlp_compute(c, m.ffn_hidden_size, c.shape.dense_mlp_params);
+    gpu += mlp;
+    parts.mlp_s = mlp.fwd;
   }
+  const int separate_norms = (moe ? 1 : 0) + (m.multi_latent_attention ? 1 : 0);
+  parts.norms_s = elementwise_time_s(separate_norms * kNormElementsPerHidden * c.tt * m.hidden_size * kBf16, c.g.gpu);
+  if (m.multi_latent_attention) parts.mla_up_proj_s = mla_up_proj_fwd_s(c);
   // Forward: the host cannot run ahead across the token-count sync, so the sections before and
   // after it are each max(GPU, host); backward has no sync: one max over the whole layer.
   const double layer_host = layer_host_launch_s(c.g.gpu);
@@ -236,12 +262,11 @@ LayerCost make_layer_cost(const LayerContext& c, int layer) {
              host_bound_time_s(experts.fwd, expert_host, c.graphs());
   lc.bwd_s = host_bound_time_s(gpu.bwd + experts.bwd, kHostBackwardFactor * (layer_host + expert_host),
                                c.graphs());
-  const bool moe = m.layer_is_moe(layer);
 
   const double tp_f = tp_comm_fwd_s(c, layer);
-  const Split cp = cp_comm(c, core_fwd);
+  const Split cp = cp_comm(c, parts.core_attn_s);
   double ep_f = moe ? ep_comm_fwd_s(c) : 0;  // forward; backward moves the same bytes
-  if (c.t.overlap_moe_expert_parallel_comm) {
+  if (c.mesh.ep_comm_overlap) {
     ep_f = exposed_after_overlap_s(kCommFwdPlusBwd * ep_f, lc.fwd_s + lc.bwd_s, kEpOverlapMinExposedFraction) /
            kCommFwdPlusBwd;
   }
@@ -250,15 +275,19 @@ LayerCost make_layer_cost(const LayerContext& c, int layer) {
   lc.ep_s = kCommFwdPlusBwd * ep_f;
   lc.fwd_comm_s = tp_f + cp.fwd + ep_f;
 
-  if (c.mesh.recompute == Recompute::kSelective) {
-    // core_attn, layernorm, moe_act (+ mla_up_proj) are re-run before their backward.
-    lc.bwd_s += core_fwd + act_fwd +
-                elementwise_time_s(kNormRecomputeElementsPerHidden * c.tt * m.hidden_size * kBf16, c.g.gpu);
-  } else if (c.mesh.recompute == Recompute::kFull) {
+  if (c.mesh.recompute.full()) {
     lc.bwd_s += lc.fwd_s;
     lc.tp_s += tp_f;
     lc.cp_s += cp.fwd;
     lc.ep_s += ep_f;
+  } else {
+    const bool tp_mlp = c.mesh.tp > 1 && (!moe || m.moe_shared_expert_intermediate_size > 0);
+    parts.mlp_tp_comm_s = tp_mlp ? tp_f / 2 : 0;  // the MLP's all-gather and reduce-scatter
+    parts.moe_ep_comm_s = ep_f;
+    const RecomputeExtra x = selective_recompute_extra(c.mesh.recompute, parts);
+    lc.bwd_s += x.compute_s;
+    lc.tp_s += x.tp_s;
+    lc.ep_s += x.ep_s;
   }
   lc.dense_params = c.shape.layer_tp_sharded_params(m, layer) / c.mesh.tp +
                     c.shape.layer_replicated_params(m, layer);
@@ -298,9 +327,15 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
   sum_dense_ = prefix(layers_, [](const LayerCost& l) { return l.dense_params; });
   sum_expert_ = prefix(layers_, [](const LayerCost& l) { return l.expert_params; });
   sum_act_ = prefix(layers_, [](const LayerCost& l) { return l.activation_bytes; });
-  if (mesh.recompute == Recompute::kFull) {
+  if (mesh.recompute.full()) {
     for (int i = 0; i < m.num_layers; ++i) {
       working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()));
+    }
+  } else if (mesh.recompute != Recompute::kNone) {
+    // Selective: what one layer's recomputed modules rebuild before their backward (at most all
+    // of them at once; Megatron rebuilds them module by module, so this is an upper bound).
+    for (int i = 0; i < m.num_layers; ++i) {
+      working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()) - layers_[i].activation_bytes);
     }
   }
   p2p_bytes_ = c.tt * m.hidden_size * kBf16;
@@ -366,7 +401,8 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   const long long expert_shards = mesh_.expert_dp();
   const Link dp_link = group_link(g, mesh_.stage_gpus());
   const bool distopt = s_.training.use_distributed_optimizer;
-  const WeightBytes wb = weight_bytes(s_.training);
+  const double offload = mesh_.optimizer_offload_fraction;
+  const WeightBytes wb = weight_bytes(s_.training, offload);
   const double gather_bytes = wb.fp8_param_gather ? kFp8ActivationBytes : wb.param;  // FP8 params gather as FP8
   double reduce = ring_collective_time_s(dense * wb.grad, dense_shards, dp_link) +
                   ring_collective_time_s(expert * wb.grad, expert_shards, dp_link);
@@ -382,7 +418,8 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   sc.dp_s = (s_.training.overlap_grad_reduce ? exposed_after_overlap_s(reduce, bwd_window, 1 / buckets) : reduce) +
             (s_.training.overlap_param_gather ? exposed_after_overlap_s(gather, fwd_window, 1 / buckets) : gather);
   const double owned = distopt ? dense / dense_shards + expert / expert_shards : dense + expert;
-  sc.optimizer_s = optimizer_step_time_s(owned, dense + expert, g.gpu);
+  sc.optimizer_s = optimizer_step_time_s((1 - offload) * owned, dense + expert, g.gpu) +
+                   optimizer_offload_time_s(offload * owned, wb.grad, wb.param, g.gpu);
 
   const double layer_params = sum_dense_[b] - sum_dense_[a] + sum_expert_[b] - sum_expert_[a];
   sc.weights = weight_memory(dense, expert, dense_shards, expert_shards, distopt, wb, layer_params);

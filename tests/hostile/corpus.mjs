@@ -134,7 +134,10 @@ function nanLikeAndWrongTypes() {
     }
   }
   for (const [f, v, field = f] of [['model', 1], ['cluster', true], ['training', []], ['search', 'x'], ['plan', 3],
-    ['model', { preset: 'mixtral-s', swiglu: 1 }, 'model.swiglu'], ['search.recompute', 7], ['cluster.groups', {}], ['format', 1]]) {
+    ['model', { preset: 'mixtral-s', swiglu: 1 }, 'model.swiglu'], ['search.recompute', 7], ['cluster.groups', {}], ['format', 1],
+    ['search.recompute', [{ modules: ['<script>'] }], 'search.recompute[0].modules[0]'],
+    ['search.recompute', { modules: 'moe_act' }, 'search.recompute.modules'],
+    ['search.ep_comm_overlap', [1], 'search.ep_comm_overlap[0]']]) {
     out.push(invalid(`wrong type at ${field}`, JSON.stringify(setPath(base(), f, v)), field));
   }
   return out;

@@ -17,7 +17,7 @@
 namespace hapmoe {
 
 // StageCostModels shared by every candidate with the same layer-level mesh fields (tp, cp, ep,
-// etp, micro-batch, recompute) and node group. O(1) look-up by a hashed key. Groups that differ
+// etp, micro-batch, recompute, EP overlap) and node group. O(1) look-up by a hashed key. Groups that differ
 // only in their node count share models (a stage's cost does not depend on how many nodes its
 // group has).
 class StageModelCache {
@@ -30,10 +30,10 @@ class StageModelCache {
 
  private:
   struct Key {
-    int tp, cp, ep, etp, mbs, recompute, group;
+    int tp, cp, ep, etp, mbs, recompute, ep_overlap, group;
     bool operator==(const Key& o) const {
       return tp == o.tp && cp == o.cp && ep == o.ep && etp == o.etp && mbs == o.mbs && recompute == o.recompute &&
-             group == o.group;
+             ep_overlap == o.ep_overlap && group == o.group;
     }
   };
   struct KeyHash {

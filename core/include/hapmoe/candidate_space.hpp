@@ -22,6 +22,7 @@ using PruneCounts = std::map<std::string, long long>;  // rule name -> candidate
 struct MeshShape {
   Mesh mesh;                          // pp = 0 until a group set is chosen
   std::vector<int> stages_per_group;  // per cluster group; 0 = the group cannot hold this shape
+  bool ep_overlap_auto = false;  // search.ep_comm_overlap unset: overlap off where pp > 1 = vpp
 };
 
 // Groups used by a candidate, ascending (shared by every shape that can use them; a shape's pp

@@ -61,4 +61,19 @@ inline constexpr double kOptimizerBytesPerLocalParam = 6;
 inline constexpr double kOptimizerFixedS = 2e-3;
 double optimizer_step_time_s(double owned_params, double local_params, const GpuSpec& gpu);
 
+// Optimizer CPU offload (Megatron's HybridDeviceOptimizer with --overlap-cpu-optimizer-d2h-h2d).
+// Host memory bandwidth per GPU for the CPU Adam step: an 8-GPU HGX host has two sockets of 8
+// DDR5-4800 channels, 2 x 8 x 38.4 = 614 GB/s peak, about 70% of it reachable (STREAM triad),
+// shared by 8 GPUs: ~54 GB/s per GPU, rounded down. An assumption for other hosts (Grace
+// superchips have more: 512 GB/s LPDDR5X per Grace for 2 GPUs).
+inline constexpr double kHostMemoryGbpsPerGpu = 50;
+// torch.optim.AdamW (fused CPU kernel) on fp32 copies: reads param, grad, exp_avg, exp_avg_sq
+// and writes param, exp_avg, exp_avg_sq, 4 bytes each.
+inline constexpr double kCpuAdamBytesPerParam = 28;
+// Host part of the step for `offloaded_params` parameters: gradients to the host (grad_bytes
+// each) and updated parameters back (param_bytes each) over gpu.host_link_gbps, and the CPU Adam
+// step. With the d2h/h2d overlap the three run as a per-parameter pipeline: the longest of them.
+double optimizer_offload_time_s(double offloaded_params, double grad_bytes, double param_bytes,
+                                const GpuSpec& gpu);
+
 }  // namespace hapmoe

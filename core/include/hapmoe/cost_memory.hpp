@@ -36,7 +36,9 @@ struct WeightBytes {
 // Gradient buffer: fp32 unless --grad-reduce-in-bf16 or a bf16 main_grads_dtype; optimizer:
 // main_params + exp_avg + exp_avg_sq dtypes (12 bytes without the precision-aware optimizer);
 // FP8 runs add kFp8WeightBytes per GEMM weight (replacing the bf16 copy with fp8_param_gather).
-WeightBytes weight_bytes(const TrainingSpec& t);
+// With optimizer CPU offload (offload_fraction > 0, Megatron's HybridDeviceOptimizer) the GPU
+// keeps (1 - offload_fraction) x 12 bytes of optimizer state (fp32 master + moments).
+WeightBytes weight_bytes(const TrainingSpec& t, double offload_fraction = 0);
 
 struct WeightMemory {
   double weights_bytes = 0;

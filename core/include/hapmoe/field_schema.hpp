@@ -27,6 +27,10 @@ enum class FieldType {
   kIntChoices,   // an integer or a non-empty list of integers (search dimensions)
   kEnumChoices,  // one string of `allowed` or a non-empty list of them
   kEnumList,     // a list (possibly empty) of strings of `allowed`
+  kBoolChoices,       // true / false or a non-empty list of them (search dimensions)
+  kNumberChoices,     // a number or a non-empty list of numbers (search dimensions)
+  kRecompute,         // one string of `allowed` or {"modules": [...]} (row "<path>.modules")
+  kRecomputeChoices,  // a kRecompute value or a non-empty list of them (row "<path>[].modules")
   kLayerFreq,    // moe_layer_freq: an integer N (every N-th layer) or one 0/1 per layer
   kLayerSplit,   // "auto" or a list of layers per stage
   kSpec,         // a preset id (string) or an object (optionally {"preset": id, ...overrides})

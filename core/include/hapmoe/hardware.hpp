@@ -43,10 +43,10 @@ Link inter_group_link(const ClusterSpec& c, int group_a, int group_b);
 std::string fp8_recipe_for(const std::string& requested, const std::vector<const GpuSpec*>& gpus);
 
 // Relative error band of a predicted iteration time: the largest |predicted - published| /
-// published over the calibration rows C1-C5 (bench/calibration: 5.9%), rounded up. It holds for
+// published over the calibration rows C1-C5 (bench/calibration: 7.7%), rounded up. It holds for
 // GPUs whose generation constants were fitted on those rows; an in-sample figure, so unseen
 // models and recipes can be off by more.
-inline constexpr double kCalibrationErrorFraction = 0.06;
+inline constexpr double kCalibrationErrorFraction = 0.08;
 // True when the GPU's efficiency constants were fitted on published runs (gemm_efficiency and
 // expert_host_us not listed as assumed).
 bool efficiency_calibrated(const GpuSpec& gpu);

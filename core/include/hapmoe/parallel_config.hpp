@@ -16,6 +16,8 @@ struct Mesh {
   int micro_batch_size = 1;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
+  bool ep_comm_overlap = false;           // EP all-to-all overlapped with another micro-batch
+  double optimizer_offload_fraction = 0;  // share of the optimizer state kept in host memory
 
   // GPUs of one pipeline stage: tp x cp x dp.
   long long stage_gpus() const { return static_cast<long long>(tp) * cp * dp; }

@@ -34,10 +34,21 @@ RuleResult rule_sequence_parallel_needs_tp(const Scenario& s, const Mesh& x);
 RuleResult rule_cp_seq_divisible(const Scenario& s, const Mesh& x);
 RuleResult rule_sp_seq_divisible(const Scenario& s, const Mesh& x);
 RuleResult rule_flex_dispatcher_needs_tp_ep(const Scenario& s, const Mesh& x);
-RuleResult rule_ep_overlap(const Scenario& s, const Mesh& x);
+// ep_comm_overlap (--overlap-moe-expert-parallel-comm) conditions, one rule each.
+RuleResult rule_ep_overlap_needs_ep(const Scenario& s, const Mesh& x);
+RuleResult rule_ep_overlap_dispatcher(const Scenario& s, const Mesh& x);  // alltoall or flex
+RuleResult rule_ep_overlap_recompute(const Scenario& s, const Mesh& x);   // no full, no "moe"
+RuleResult rule_ep_overlap_mtp(const Scenario& s, const Mesh& x);         // mtp_num_layers <= 1
+RuleResult rule_ep_overlap_vpp(const Scenario& s, const Mesh& x);         // vpp > 1 when pp > 1
+// Recompute modules Megatron rejects for the model (mla_up_proj without MLA, moe_act without experts).
+RuleResult rule_recompute_modules_apply(const Scenario& s, const Mesh& x);
+// Optimizer CPU offload: precision-aware optimizer (emitted) needs the distributed optimizer; no
+// fp8_param_gather (Megatron allows it only with the delayed recipe).
+RuleResult rule_offload_needs_distributed_optimizer(const Scenario& s, const Mesh& x);
+RuleResult rule_offload_vs_fp8_param_gather(const Scenario& s, const Mesh& x);
 // The rules that do not depend on pp or vpp (checked once per mesh shape by the enumerator).
 RuleResult check_shape_rules(const Scenario& s, const Mesh& x);
-// The rules that involve pp or vpp (pipeline_within_layers, vpp_*, ep_overlap_rules).
+// The rules that involve pp or vpp (pipeline_within_layers, vpp_*, ep_overlap_vpp).
 RuleResult check_pipeline_rules(const Scenario& s, const Mesh& x);
 // All mesh rules in a fixed order (shape rules, then pipeline rules); the first violation.
 RuleResult check_mesh_rules(const Scenario& s, const Mesh& x);

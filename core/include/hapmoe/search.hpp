@@ -37,6 +37,7 @@ struct SearchStats {
   double elapsed_ms = 0;
   bool cancelled = false;
   bool budget_reached = false;  // the result is the best found within SearchBudget
+  bool offload_retried = false;  // nothing fit without optimizer offload: searched again with it
 };
 
 struct Diagnosis {
@@ -58,8 +59,17 @@ struct SearchResult {
   std::optional<Diagnosis> diagnosis;
 };
 
+// With search.optimizer_offload_fraction unset, searches without offload first and, only when no
+// plan fits, again with the fractions of offload_fallback_scenario.
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control = {},
                                     const SearchBudget& budget = {});
+
+// Optimizer offload fractions tried when no plan fits without (half, then all of the optimizer
+// state in host memory).
+inline constexpr double kOffloadFallbackFractions[] = {0.5, 1.0};
+// `s` with search.optimizer_offload_fraction = kOffloadFallbackFractions, or nullopt when the
+// fraction was given or offload is not allowed (no distributed optimizer, fp8_param_gather).
+std::optional<Scenario> offload_fallback_scenario(const Scenario& s);
 
 // Stable identity of a plan, used for distinctness and tie-breaking.
 std::string plan_key(const PlanSpec& p);

@@ -11,9 +11,46 @@
 namespace hapmoe {
 
 enum class Precision { kBf16, kFp8 };
-enum class Recompute { kNone, kSelective, kFull };
-enum class Dispatcher { kAlltoall, kAllgather, kFlex };
 
+// Megatron's --recompute-modules entries, one bit each (transformer_config.py recompute_modules).
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1u << 0,       // core_attn: the attention core (normal checkpoint)
+  kRecomputeMoeAct = 1u << 1,         // moe_act: the experts' activation (output discarded)
+  kRecomputeLayernorm = 1u << 2,      // layernorm: separate (non-fused) norms (output discarded)
+  kRecomputeMlaUpProj = 1u << 3,      // mla_up_proj: MLA up-projections + RoPE (output discarded)
+  kRecomputeMlp = 1u << 4,            // mlp: a dense layer's MLP (normal checkpoint)
+  kRecomputeMoe = 1u << 5,            // moe: the whole MoE block (normal checkpoint)
+  kRecomputeSharedExperts = 1u << 6,  // shared_experts: the shared expert MLP (normal checkpoint)
+};
+inline constexpr int kRecomputeModuleCount = 7;
+// Megatron's name of module bit i (0 = core_attn ... 6 = shared_experts).
+const char* recompute_module_name(int i);
+
+// Activation recomputation: none, full layers, or Megatron's selective granularity with a set of
+// modules ("selective" alone = Megatron's default set, core_attn). A value type: compare with ==.
+struct Recompute {
+  enum class Kind { kNone, kSelective, kFull };
+  Kind kind = Kind::kNone;
+  unsigned modules = 0;  // RecomputeModule bits; non-zero exactly when kind is kSelective
+
+  static const Recompute kNone, kSelective, kFull;
+  static constexpr Recompute of_modules(unsigned bits) {
+    return bits == 0 ? Recompute{} : Recompute{Kind::kSelective, bits};
+  }
+  constexpr bool full() const { return kind == Kind::kFull; }
+  constexpr bool has(RecomputeModule m) const { return kind == Kind::kSelective && (modules & m) != 0; }
+  // A small integer unique per value (cache keys).
+  constexpr int key() const { return kind == Kind::kFull ? -1 : static_cast<int>(modules); }
+  friend constexpr bool operator==(const Recompute& a, const Recompute& b) {
+    return a.kind == b.kind && a.modules == b.modules;
+  }
+  friend constexpr bool operator!=(const Recompute& a, const Recompute& b) { return !(a == b); }
+};
+inline constexpr Recompute Recompute::kNone{};
+inline constexpr Recompute Recompute::kSelective{Recompute::Kind::kSelective, kRecomputeCoreAttn};
+inline constexpr Recompute Recompute::kFull{Recompute::Kind::kFull, 0};
+
+enum class Dispatcher { kAlltoall, kAllgather, kFlex };
 // One GPU type. Rates are dense; bandwidths are per GPU, one direction, 1e9 bytes/s.
 struct GpuSpec {
   std::string id;  // preset id, or "custom"
@@ -136,7 +173,6 @@ struct TrainingSpec {
   double moe_load_imbalance = 1.0;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
-  bool overlap_moe_expert_parallel_comm = false;
   OptimizerSpec optimizer;
   std::string fp8_recipe;  // "" = the first recipe every stage's GPU supports
   bool fp8_param_gather = false;
@@ -149,7 +185,10 @@ enum class SearchMode { kMegatron, kHetero };
 // Each dimension: empty = searched over its natural range; otherwise the allowed values.
 struct SearchSpec {
   std::vector<int> tp, cp, pp, ep, etp, vpp, micro_batch_size;
-  std::vector<Recompute> recompute;
+  std::vector<Recompute> recompute;  // empty = default_recompute_choices (recompute.hpp)
+  std::vector<bool> ep_comm_overlap;  // empty = on wherever Megatron allows it, else off
+  // Empty = 0, then the offload fractions of kOffloadFallbackFractions where nothing fits without.
+  std::vector<double> optimizer_offload_fraction;
   SearchMode mode = SearchMode::kMegatron;
   int top_k = 5;
   std::vector<int> layer_split;  // empty = "auto"
@@ -167,6 +206,8 @@ struct PlanSpec {
   int tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, etp = 1, vpp = 1;
   int micro_batch_size = 1;
   bool sequence_parallel = false;
+  bool ep_comm_overlap = false;            // --overlap-moe-expert-parallel-comm --delay-wgrad-compute
+  double optimizer_offload_fraction = 0;   // --optimizer-cpu-offload --optimizer-offload-fraction
   std::vector<StagePlan> stages;  // pipeline order
 };
 
@@ -183,7 +224,8 @@ bool operator==(const GpuSpec& a, const GpuSpec& b);
 bool operator==(const NodeGroup& a, const NodeGroup& b);
 
 const char* to_string(Precision p);
-const char* to_string(Recompute r);
+// "none", "full", "selective" (core_attn only) or the modules joined by "+" ("moe_act+layernorm").
+std::string to_string(Recompute r);
 const char* to_string(Dispatcher d);
 const char* to_string(SearchMode m);
 

@@ -76,7 +76,7 @@ class StageCostModel {
   std::vector<LayerCost> layers_;
   std::vector<double> sum_fwd_, sum_bwd_, sum_tp_, sum_cp_, sum_ep_, sum_fwd_comm_, sum_dense_,
       sum_expert_, sum_act_;
-  double working_bytes_ = 0;  // full recompute: one layer rebuilt at a time
+  double working_bytes_ = 0;  // recompute: what one layer rebuilds before its backward
   double embedding_copy_params_ = 0;  // last stage keeps the embedding when tied or with MTP (pp > 1)
   double p2p_bytes_ = 0;
   const Scenario& s_;

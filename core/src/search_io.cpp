@@ -2,6 +2,7 @@
 // support in wasm).
 #include "hapmoe/baselines.hpp"
 #include "hapmoe/result_io.hpp"
+#include "hapmoe/rules.hpp"
 
 namespace hapmoe {
 
@@ -31,6 +32,7 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
     notes.push_back("search budget reached: these are the best plans found so far, not proven optimal");
   }
   if (r.stats.cancelled) notes.push_back("search cancelled: these are the best plans found before it stopped");
+  if (const std::string v = mixed_vendor_note(s); !v.empty()) notes.push_back(v);
   if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);
   json out = {{"format", kResultFormat}, {"ok", true}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
   if (!notes.empty()) out["notes"] = notes;

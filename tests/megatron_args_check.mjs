@@ -20,7 +20,7 @@ export const KNOWN_FLAGS = new Map(Object.entries({
   '--swiglu': 0, '--quick-geglu': 0, '--glu-linear-offset': 1, '--activation-func-clamp-value': 1,
   '--disable-bias-linear': 0, '--add-qkv-bias': 0, '--untie-embeddings-and-output-weights': 0,
   '--normalization': 1, '--norm-epsilon': 1, '--position-embedding-type': 1, '--rotary-base': 1,
-  '--rotary-percent': 1, '--mtp-num-layers': 1, '--mtp-loss-scaling-factor': 1, '--vocab-size': 1,
+  '--rotary-percent': 1, '--attention-dropout': 1, '--hidden-dropout': 1, '--mtp-num-layers': 1, '--mtp-loss-scaling-factor': 1, '--vocab-size': 1,
   // MoE
   '--num-experts': 1, '--moe-ffn-hidden-size': 1, '--moe-shared-expert-intermediate-size': 1,
   '--moe-shared-expert-gate': 0, '--moe-layer-freq': 1, '--moe-router-topk': 1, '--moe-router-score-function': 1,
@@ -33,7 +33,8 @@ export const KNOWN_FLAGS = new Map(Object.entries({
   '--fp8-format': 1, '--fp8-recipe': 1, '--fp8-param-gather': 0, '--grad-reduce-in-bf16': 0,
   '--use-precision-aware-optimizer': 0, '--main-grads-dtype': 1, '--main-params-dtype': 1, '--exp-avg-dtype': 1,
   '--exp-avg-sq-dtype': 1, '--optimizer-cpu-offload': 0, '--optimizer-offload-fraction': 1,
-  '--overlap-cpu-optimizer-d2h-h2d': 0, '--cuda-graph-impl': 1, '--cuda-graph-scope': '+', '--te-rng-tracker': 0,
+  '--overlap-cpu-optimizer-d2h-h2d': 0, '--cuda-graph-impl': 1, '--no-check-for-nan-in-loss-and-grad': 0,
+  '--te-rng-tracker': 0,
   // recompute
   '--recompute-granularity': 1, '--recompute-method': 1, '--recompute-num-layers': 1, '--recompute-modules': '+',
   // training length, schedule, logging, data
@@ -56,6 +57,7 @@ const CHOICES = {
   '--recompute-method': ['uniform', 'block'],
   '--recompute-modules': ['core_attn', 'moe_act', 'layernorm', 'mla_up_proj', 'mlp', 'moe', 'shared_experts'],
   '--lr-decay-style': ['constant', 'linear', 'cosine', 'inverse-square-root', 'WSD'],
+  '--cuda-graph-impl': ['none', 'local', 'transformer_engine', 'full_iteration'],
   '--main-grads-dtype': ['fp32', 'bf16'], '--main-params-dtype': ['fp32', 'fp16'],
   '--exp-avg-dtype': ['fp32', 'fp16', 'bf16', 'fp8'], '--exp-avg-sq-dtype': ['fp32', 'fp16', 'bf16', 'fp8'],
 };
@@ -249,6 +251,14 @@ export function checkMegatronArgs(argsText, { worldSize, env = {}, minCudaArch =
     if (f[flag] !== undefined && f[flag] !== 'fp32') need(f['--use-precision-aware-optimizer'], `${flag} needs --use-precision-aware-optimizer`);
   }
   if (f['--optimizer-offload-fraction'] !== undefined) need(f['--optimizer-cpu-offload'], 'offload fraction without --optimizer-cpu-offload');
+  // CUDA graphs [VA:1235].
+  if (f['--cuda-graph-impl'] === 'full_iteration') {
+    need(f['--no-check-for-nan-in-loss-and-grad'], 'full-iteration CUDA graphs need --no-check-for-nan-in-loss-and-grad');
+    // [TC:2878] graphed core_attn recompute cannot replay dropout's random numbers.
+    if ((f['--recompute-modules'] ?? []).includes('core_attn')) {
+      need(Number(f['--attention-dropout'] ?? 0.1) === 0, 'graphed core_attn recompute needs --attention-dropout 0');
+    }
+  }
   // Recompute [VA:1426, TC].
   const gran = f['--recompute-granularity'];
   if (gran === 'full') need(f['--recompute-method'] !== undefined && f['--recompute-num-layers'] !== undefined, 'full recompute needs method and num-layers');

@@ -79,6 +79,9 @@ const broken = {
   'moe-layer-freq length': `${good} --moe-layer-freq "([0]*1+[1]*6)"`,
   'full recompute without method': `${good} --recompute-granularity full`,
   'heads % tp': good.replace('--num-attention-heads 16', '--num-attention-heads 15'),
+  'full-iteration graphs with the NaN check': `${good} --cuda-graph-impl full_iteration`,
+  'graphed attention recompute with dropout': `${good} --cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad `
+    + '--recompute-granularity selective --recompute-modules core_attn',
 };
 const goodErrors = checkMegatronArgs(good, { worldSize: 16, env });
 if (goodErrors.length) { ++failures; console.log(`FAIL checker rejects a valid string: ${goodErrors.join('; ')}`); }

@@ -94,6 +94,9 @@ void add_model_args(const ModelSpec& m, FlagList& f) {
   add_attention_args(m, f);
   add_mlp_args(m, f);
   if (m.untie_embeddings_and_output_weights) f.add("--untie-embeddings-and-output-weights");
+  // The presets' models train without dropout (HF attention_dropout 0.0); Megatron's default is
+  // 0.1, and graphed attention recompute rejects attention dropout.
+  f.add("--attention-dropout 0.0 --hidden-dropout 0.0");
   f.add("--normalization", m.normalization);
   f.add_number("--norm-epsilon", m.norm_epsilon);
   f.add("--position-embedding-type", m.position_embedding_type);

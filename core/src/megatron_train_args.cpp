@@ -33,7 +33,12 @@ void add_precision_args(const Scenario& s, const PlanSpec& p, FlagList& f) {
     f.add("--exp-avg-dtype", t.optimizer.exp_avg_dtype);
     f.add("--exp-avg-sq-dtype", t.optimizer.exp_avg_sq_dtype);
   }
-  if (t.cuda_graphs) f.add("--cuda-graph-impl local --cuda-graph-scope full_iteration --te-rng-tracker");
+  if (t.cuda_graphs) {
+    // Megatron-LM d98e8a6: full-iteration graphs are their own implementation (the older
+    // "--cuda-graph-impl local --cuda-graph-scope full_iteration" is migrated to it), and
+    // validate_args requires the NaN check off with them.
+    f.add("--cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad --te-rng-tracker");
+  }
 }
 
 void add_recompute_args(const ModelSpec& m, const PlanSpec& p, FlagList& f) {

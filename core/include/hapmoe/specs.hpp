@@ -165,7 +165,7 @@ struct TrainingSpec {
   std::string fp8_recipe;  // "" = the first recipe every stage's GPU supports
   bool fp8_param_gather = false;
   bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16: bf16 gradient buffer  // --fp8-param-gather: parameters kept in FP8
-  bool cuda_graphs = false;  // full-iteration CUDA graphs (--cuda-graph-scope full_iteration)
+  bool cuda_graphs = false;  // full-iteration CUDA graphs (--cuda-graph-impl full_iteration)
 };
 
 enum class SearchMode { kMegatron, kHetero };

@@ -120,6 +120,7 @@ void print_stages(const json& p) {
   std::printf("\nMegatron-LM:\n");
   for (const auto& [k, v] : p["megatron"]["env"].items()) std::printf("  export %s=%s\n", k.c_str(), v.get<std::string>().c_str());
   std::printf("  %s\n", p["megatron"]["args"].get<std::string>().c_str());
+  std::printf("  (launch script and hostfile in pipeline-stage order: --json, megatron.launch and megatron.hostfile)\n");
 }
 
 int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {

@@ -48,6 +48,7 @@ void for_each_brute_candidate(const Scenario& s, F fn) {
       std::sort(used.begin(), used.end());
       const Mesh mesh = space.mesh_for(shape, GroupSet{used});
       if (check_pipeline_rules(s, mesh)) continue;
+      if (check_group_set_rules(s, used)) continue;  // one vendor; a common FP8 recipe
       do {
         std::vector<int> stage_groups;
         for (int g : used) stage_groups.insert(stage_groups.end(), shape.stages_per_group[g], g);

@@ -287,6 +287,25 @@ TEST_CASE("specs.hpp member initialisers equal the table defaults") {
         (num("model.untie_embeddings_and_output_weights") != 0));
   CHECK(m.num_experts == num("model.num_experts"));
   CHECK(m.multi_latent_attention == (num("model.multi_latent_attention") != 0));
+  CHECK(m.normalization == text("model.normalization"));
+  CHECK(m.norm_epsilon == num("model.norm_epsilon"));
+  CHECK(m.position_embedding_type == text("model.position_embedding_type"));
+  CHECK(m.rotary_base == num("model.rotary_base"));
+  CHECK(m.rotary_percent == num("model.rotary_percent"));
+  CHECK(m.qk_layernorm == (num("model.qk_layernorm") != 0));
+  CHECK(m.add_bias_linear == (num("model.add_bias_linear") != 0));
+  CHECK(m.add_qkv_bias == (num("model.add_qkv_bias") != 0));
+  CHECK(m.quick_geglu == (num("model.quick_geglu") != 0));
+  CHECK(m.glu_linear_offset == num("model.glu_linear_offset"));
+  CHECK(m.softmax_type == text("model.softmax_type"));
+  CHECK(m.moe_router_score_function == text("model.moe_router_score_function"));
+  CHECK(m.moe_router_pre_softmax == (num("model.moe_router_pre_softmax") != 0));
+  CHECK(m.moe_router_enable_expert_bias == (num("model.moe_router_enable_expert_bias") != 0));
+  CHECK(m.moe_router_load_balancing_type == text("model.moe_router_load_balancing_type"));
+  CHECK(m.moe_aux_loss_coeff == num("model.moe_aux_loss_coeff"));
+  CHECK(m.moe_shared_expert_gate == (num("model.moe_shared_expert_gate") != 0));
+  CHECK(m.mtp_loss_scaling_factor == num("model.mtp_loss_scaling_factor"));
+  CHECK(m.tokenizer_model == text("model.tokenizer_model"));
 
   const hapmoe::TrainingSpec t;
   CHECK(hapmoe::to_string(t.precision) == text("training.precision"));

@@ -446,3 +446,74 @@ TEST_CASE("rule layers_sum") {
   set_stages(p, {3, 2});  // 5 != 4
   expect_rule(s, p, "layers_sum");
 }
+
+TEST_CASE("rule moe_bias_needs_etp1") {
+  Scenario s = base();
+  PlanSpec p = base_plan(s);
+  p.ep = 2;
+  p.etp = 2;  // etp x ep = 4 divides tp x dp = 4
+  expect_mesh_pass(s, p);
+  s.model.add_bias_linear = true;  // GPT-OSS: biases on every linear layer
+  expect_mesh_rule(s, p, "moe_bias_needs_etp1");
+  p.etp = 1;
+  expect_mesh_pass(s, p);
+}
+
+TEST_CASE("rule fp8_recipe_supported") {
+  Scenario s = base();
+  s.training.precision = hapmoe::Precision::kFp8;
+  PlanSpec p = base_plan(s);
+  set_stages(p, {2, 2}, 0);  // H100: tensorwise, blockwise
+  s.training.fp8_recipe = "blockwise";
+  expect_pass(s, p);
+  s.training.fp8_recipe = "mxfp8";  // Blackwell only
+  expect_rule(s, p, "fp8_recipe_supported");
+  s.training.fp8_recipe = "";
+  s.cluster.groups[0].gpu.fp8_recipes.clear();  // FP8 tensor cores but no recipe listed
+  expect_rule(s, p, "fp8_recipe_supported");
+}
+
+TEST_CASE("rule fp8_common_recipe: the default recipe is one every stage's GPU runs") {
+  Scenario s = hapmoe::parse_scenario(json{{"model", "mixtral-s"},
+                                           {"cluster", {{"groups", json::array({{{"gpu", "b200"}, {"nodes", 1}},
+                                                                                {{"gpu", "l40s"}, {"nodes", 1}}})}}},
+                                           {"training", {{"global_batch_size", 64}, {"seq_length", 1024}, {"precision", "fp8"}}}},
+                                      presets())
+                   .value();
+  PlanSpec p;
+  p.tp = 8;
+  p.pp = 2;
+  p.dp = 1;
+  p.ep = 8;
+  p.sequence_parallel = true;
+  p.stages = {{"b200", 0, 12, Recompute::kNone}, {"l40s", 1, 12, Recompute::kNone}};
+  CHECK(rule_of(s, p) == "");  // B200 {mxfp8, tensorwise, blockwise} and L40S {tensorwise}: tensorwise
+  CHECK(hapmoe::check_group_set_rules(s, {0, 1}) == std::nullopt);
+  s.cluster.groups[1].gpu.fp8_recipes = {"blockwise"};
+  s.cluster.groups[0].gpu.fp8_recipes = {"mxfp8"};
+  expect_rule(s, p, "fp8_common_recipe");
+  CHECK(hapmoe::check_group_set_rules(s, {0})  == std::nullopt);  // one type alone is fine
+}
+
+TEST_CASE("rule same_collective_library: upstream mode never spans GPU vendors") {
+  Scenario s = hapmoe::parse_scenario(json{{"model", "mixtral-s"}, {"cluster", "16-1"},
+                                           {"training", {{"global_batch_size", 64}, {"seq_length", 1024}}}},
+                                      presets())
+                   .value();  // H800 (nvidia) + Ascend 910B (huawei)
+  PlanSpec p;
+  p.tp = 8;
+  p.pp = 2;
+  p.dp = 1;
+  p.ep = 8;
+  p.sequence_parallel = true;
+  p.stages = {{"h800-sxm", 0, 12, Recompute::kNone}, {"ascend-910b", 1, 12, Recompute::kNone}};
+  expect_rule(s, p, "same_collective_library");
+  CHECK(hapmoe::mixed_vendor_note(s).find("search.mode \"hetero\"") != std::string::npos);
+  p.stages = {{"h800-sxm", 0, 12, Recompute::kNone}, {"h800-sxm", 0, 12, Recompute::kNone}};
+  p.tp = 4;
+  p.ep = 4;
+  CHECK(rule_of(s, p) == "");  // 2 stages of 4 on the H800 node
+  s.search.mode = hapmoe::SearchMode::kHetero;
+  CHECK(hapmoe::check_group_set_rules(s, {0, 1}) == std::nullopt);  // hetero mode's own rules decide
+  CHECK(hapmoe::mixed_vendor_note(s) == "");
+}

@@ -437,3 +437,23 @@ TEST_CASE("shipped examples parse and evaluate") {
   CHECK(s->plan->ep == 8);
   CHECK(s->plan->stages[1].layers == 24);
 }
+
+TEST_CASE("Megatron flag fields and gpus_per_host are checked with their path") {
+  json d = valid_doc();
+  d["model"] = {{"preset", "gpt-oss-120b"}, {"swiglu", false}};  // quick-GeGLU is a gated MLP
+  expect_error(d, "bad_value", "model.quick_geglu");
+  d["model"] = {{"preset", "deepseek-v3"}, {"moe_router_score_function", "softmax"}};  // expert bias needs sigmoid
+  expect_error(d, "bad_value", "model.moe_router_enable_expert_bias");
+  d["model"] = {{"preset", "mixtral-8x7b"}, {"moe_shared_expert_gate", true}};  // no shared expert
+  expect_error(d, "bad_value", "model.moe_shared_expert_gate");
+  d["model"] = {{"preset", "mixtral-8x7b"}, {"normalization", "BatchNorm"}};
+  expect_error(d, "bad_value", "model.normalization");
+  d["model"] = "mixtral-8x7b";
+  d["cluster"]["groups"][0]["gpus_per_host"] = 3;  // 3 does not divide an 8-GPU NVLink domain
+  expect_error(d, "bad_value", "cluster.groups[0].gpus_per_host");
+  d["cluster"]["groups"][0]["gpus_per_host"] = 4;
+  const auto r = hapmoe::parse_scenario(d, presets());
+  REQUIRE(r.ok());
+  CHECK(r->cluster.groups[0].gpus_per_host == 4);
+  CHECK(r->model.rotary_base == 1000000);  // Mixtral's rope_theta, from the preset
+}

@@ -24,6 +24,18 @@ export const MODEL_GROUPS = [
     ['qk_pos_emb_head_dim', 'MLA rope head dim'], ['v_head_dim', 'MLA v head dim'],
     ['window_size', 'Sliding window'], ['window_attn_skip_freq', 'Full attention every'],
   ] },
+  { title: 'Megatron flags (emitted, not costed)', fields: [
+    ['normalization', 'Normalization'], ['norm_epsilon', 'Norm epsilon'],
+    ['position_embedding_type', 'Position embedding'], ['rotary_base', 'Rotary base'],
+    ['rotary_percent', 'Rotary fraction'], ['qk_layernorm', 'QK layernorm'], ['add_bias_linear', 'Linear biases'],
+    ['add_qkv_bias', 'QKV bias'], ['quick_geglu', 'Quick-GeGLU'], ['glu_linear_offset', 'GLU linear offset'],
+    ['activation_func_clamp_value', 'Activation clamp'], ['softmax_type', 'Attention softmax'],
+    ['moe_router_score_function', 'Router score'], ['moe_router_pre_softmax', 'Router pre-softmax'],
+    ['moe_router_enable_expert_bias', 'Router expert bias'], ['moe_router_topk_scaling_factor', 'Router scaling'],
+    ['moe_router_load_balancing_type', 'Balancing loss'], ['moe_aux_loss_coeff', 'Aux loss coefficient'],
+    ['moe_shared_expert_gate', 'Shared expert gate'], ['mtp_loss_scaling_factor', 'MTP loss weight'],
+    ['tokenizer_model', 'HF tokenizer'],
+  ] },
 ];
 
 /** Keys in presets that describe the preset itself, not the spec (never shown or sent). */

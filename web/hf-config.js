@@ -1,5 +1,7 @@
 // Hugging Face config.json -> ModelSpec (pure). Covers the Llama, Mixtral, Qwen2/3(-MoE),
-// DeepSeek-V2/V3 and GPT-OSS field names; fields the config lacks are left out.
+// DeepSeek-V2/V3 and GPT-OSS field names, including the Megatron flag fields (rope_theta,
+// norms, q/k norm, biases, GPT-OSS activation and sinks, router scoring); fields the config lacks
+// are left out.
 
 const first = (cfg, ...keys) => { for (const k of keys) if (cfg[k] != null) return cfg[k]; return undefined; };
 
@@ -12,6 +14,37 @@ function checkLimits(c) {
     if (v == null) continue;
     if (!Number.isInteger(v) || v < 0 || v > max) throw new Error(`${key} must be an integer from 0 to ${max} (got ${String(v).slice(0, 40)})`);
   }
+}
+
+/** The Megatron flag fields of a config: normalization, rotary, biases, activation, router. */
+function flagFields(c, experts, mla) {
+  const type = String(c.model_type ?? '');
+  const out = {};
+  if (c.rope_theta != null) out.rotary_base = Math.round(c.rope_theta);
+  if (c.partial_rotary_factor != null) out.rotary_percent = c.partial_rotary_factor;
+  const eps = first(c, 'rms_norm_eps', 'layer_norm_eps', 'layer_norm_epsilon');
+  if (eps != null) out.norm_epsilon = eps;
+  if (c.rms_norm_eps == null && (c.layer_norm_eps != null || c.layer_norm_epsilon != null)) out.normalization = 'LayerNorm';
+  // Qwen3 and OLMoE normalize q and k; GLM-4.5 says use_qk_norm; MLA has latent norms.
+  if (c.use_qk_norm || /^qwen3/.test(type) || type === 'olmoe' || mla) out.qk_layernorm = true;
+  if (c.attention_bias === true || c.qkv_bias === true || /^qwen2/.test(type)) out.add_qkv_bias = true;
+  if (type === 'gpt_oss') {  // Megatron-LM's GPT-OSS configuration (examples/gptoss)
+    Object.assign(out, { add_bias_linear: true, quick_geglu: true, glu_linear_offset: 1,
+      activation_func_clamp_value: c.swiglu_limit ?? 7, softmax_type: 'learnable' });
+    delete out.add_qkv_bias;
+  }
+  if (experts > 0) {
+    if (c.scoring_func === 'sigmoid') out.moe_router_score_function = 'sigmoid';
+    if (c.topk_method === 'noaux_tc') out.moe_router_enable_expert_bias = true;
+    if (c.routed_scaling_factor != null && c.routed_scaling_factor !== 1) out.moe_router_topk_scaling_factor = c.routed_scaling_factor;
+    if (c.norm_topk_prob === false) out.moe_router_pre_softmax = true;
+    if (c.seq_aux) out.moe_router_load_balancing_type = 'seq_aux_loss';
+    const aux = first(c, 'router_aux_loss_coef', 'aux_loss_alpha');
+    if (aux != null && type !== 'gpt_oss') out.moe_aux_loss_coeff = aux;
+    if (/^qwen2_moe/.test(type) && c.shared_expert_intermediate_size) out.moe_shared_expert_gate = true;
+  }
+  if (/^[\w.-]+\/[\w.-]+$/.test(String(c._name_or_path ?? ''))) out.tokenizer_model = c._name_or_path;
+  return out;
 }
 
 /** Maps a parsed HF config object to a ModelSpec object (throws on a non-object). */
@@ -59,5 +92,6 @@ export function modelSpecFromHfConfig(cfg) {
       if (fullEvery > 0) spec.window_attn_skip_freq = fullEvery;
     }
   }
+  Object.assign(spec, flagFields(c, experts, spec.multi_latent_attention === true));
   return Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== undefined));
 }

@@ -1,4 +1,4 @@
-// Megatron-LM arguments, environment and launch command for one plan, with Copy buttons.
+// Megatron-LM arguments, environment, launch script and hostfile for one plan, with Copy buttons.
 import { esc } from './format.js';
 import { copyWithFeedback } from './clipboard.js';
 
@@ -9,7 +9,7 @@ function flagsMarkup(text) {
     .map((g) => `<span class="flag">${esc(g.join(' '))}</span>`).join(' ')).join('\n');
 }
 
-/** Markup for the megatron block ({args, env, launch}). */
+/** Markup for the megatron block ({args, env, launch, hostfile}). */
 export function megatronMarkup(megatron = {}) {
   const env = Object.entries(megatron.env || {}).map(([k, v]) => `export ${k}=${v}`).join('\n');
   const block = (title, id, text) => text ? `<div class="code-block"><div class="code-head"><h4>${title}</h4>` +
@@ -17,7 +17,8 @@ export function megatronMarkup(megatron = {}) {
     `<pre id="${id}" tabindex="0"><code>${flagsMarkup(text)}</code></pre></div>` : '';
   return block('Arguments', 'megatron-args', megatron.args) +
     block('Environment', 'megatron-env', env) +
-    block('Launch', 'megatron-launch', megatron.launch);
+    block('Launch script (run on every host)', 'megatron-launch', megatron.launch) +
+    block('Hostfile (pipeline-stage order)', 'megatron-hostfile', megatron.hostfile);
 }
 
 /** Wires the Copy buttons inside container (once). */

@@ -129,6 +129,58 @@ const FieldDef kFields[] = {
     unset("model.window_attn_skip_freq", T::kInt, "layers", 1, kMaxLayers,
           "every layer uses the window",
           "With window_size: every N-th layer uses full attention instead of the window."),
+    choice("model.normalization", "RMSNorm|LayerNorm", "RMSNorm",
+           "Layer normalization (Megatron --normalization)."),
+    // 1e-12 to 1e-2 spans every epsilon in use (1e-6 Qwen/DeepSeek, 1e-5 Llama/Mixtral).
+    val("model.norm_epsilon", T::kNumber, "", 1e-12, 1e-2, 1e-5,
+        "Epsilon of the normalization layers (--norm-epsilon; HF rms_norm_eps)."),
+    choice("model.position_embedding_type", "rope|learned_absolute|none", "rope",
+           "Position embedding (--position-embedding-type)."),
+    // HF rope_theta; 1e9 is 100x the largest in use (10^7).
+    val("model.rotary_base", T::kInt, "", 1, 1e9, 10000,
+        "Rotary embedding base (--rotary-base; HF rope_theta)."),
+    val("model.rotary_percent", T::kNumber, "fraction", 0.01, 1, 1,
+        "Fraction of each head's dimensions that get rotary embedding (--rotary-percent; HF "
+        "partial_rotary_factor, GLM-4.5: 0.5)."),
+    flag("model.qk_layernorm", false,
+         "Normalize queries and keys (--qk-layernorm; Qwen3, OLMoE; with MLA the latent norms of "
+         "DeepSeek-V2/V3)."),
+    flag("model.add_bias_linear", false,
+         "Biases on every linear layer (GPT-OSS); Megatron then needs expert tensor parallelism 1."),
+    flag("model.add_qkv_bias", false, "Bias on the query/key/value projection only (Qwen2, GLM-4.5)."),
+    flag("model.quick_geglu", false,
+         "Gated MLP with quick-GELU (x * sigmoid(1.702 x)) instead of SiLU (GPT-OSS); needs swiglu "
+         "(the gated shape)."),
+    // GPT-OSS adds 1 to the linear half of the gate; 10 is far beyond any published value.
+    val("model.glu_linear_offset", T::kNumber, "", -10, 10, 0,
+        "Offset added to the linear half of the gated MLP (--glu-linear-offset; GPT-OSS: 1)."),
+    unset("model.activation_func_clamp_value", T::kNumber, "", 0.001, 1e6, "no clamp",
+          "Clamp of the gated MLP's first projection (--activation-func-clamp-value; GPT-OSS "
+          "swiglu_limit 7)."),
+    choice("model.softmax_type", "vanilla|off-by-one|learnable", "vanilla",
+           "Attention softmax (--softmax-type); learnable = GPT-OSS attention sinks."),
+    choice("model.moe_router_score_function", "softmax|sigmoid", "softmax",
+           "Router score function (--moe-router-score-function; DeepSeek-V3: sigmoid)."),
+    flag("model.moe_router_pre_softmax", false,
+         "Softmax over all experts before top-k, weights not renormalized (HF norm_topk_prob "
+         "false); always on for top-1 softmax routing, as Megatron requires."),
+    flag("model.moe_router_enable_expert_bias", false,
+         "Aux-loss-free load balancing with a per-expert bias (DeepSeek-V3; needs the sigmoid "
+         "score function)."),
+    unset("model.moe_router_topk_scaling_factor", T::kNumber, "x", 0.001, 1000, "no scaling",
+          "Scale of the routed experts' weights (--moe-router-topk-scaling-factor; HF "
+          "routed_scaling_factor, DeepSeek-V3: 2.5)."),
+    choice("model.moe_router_load_balancing_type", "aux_loss|seq_aux_loss|global_aux_loss|sinkhorn|none",
+           "aux_loss", "Load-balancing loss (--moe-router-load-balancing-type; DeepSeek-V3: seq_aux_loss)."),
+    val("model.moe_aux_loss_coeff", T::kNumber, "", 0, 10, 0,
+        "Weight of the load-balancing loss (--moe-aux-loss-coeff; HF router_aux_loss_coef)."),
+    flag("model.moe_shared_expert_gate", false,
+         "Sigmoid gate on the shared expert's output (--moe-shared-expert-gate; Qwen2-MoE)."),
+    val("model.mtp_loss_scaling_factor", T::kNumber, "", 0, 100, 0.1,
+        "Weight of the multi-token-prediction loss (--mtp-loss-scaling-factor)."),
+    text("model.tokenizer_model", D::kValue, "",
+         "Hugging Face tokenizer id or path for real data (--tokenizer-model); the launch uses "
+         "mock data and a null tokenizer until you switch."),
     text("model.source", D::kValue, "", "Where the model's numbers come from (free text)."),
 
     // ---- cluster -----------------------------------------------------------------------
@@ -149,6 +201,10 @@ const FieldDef kFields[] = {
         "Number of nodes in the group."),
     derived("cluster.groups[].gpus_per_node", T::kInt, "GPUs", 1, kMaxScaleUp,
             "the GPU's gpus_per_node", "GPUs per node: the scale-up (NVLink) domain size."),
+    derived("cluster.groups[].gpus_per_host", T::kInt, "GPUs", 1, kMaxScaleUp,
+            "gpus_per_node when <= 8, else 4 (NVL racks; gpus_per_node when 4 does not divide it)",
+            "GPUs per operating-system host: what torchrun --nproc-per-node and a hostfile count "
+            "(GB200 NVL72: 4 per host, 72 per NVLink domain); must divide gpus_per_node."),
     derived("cluster.groups[].inter_node_gbps", T::kNumber, "GB/s", 0.1, kMaxGbps,
             "the GPU's inter_node_gbps",
             "Scale-out bandwidth per GPU, one direction, inside this group (1e9 bytes/s)."),

@@ -83,7 +83,7 @@ json evaluation_to_json(const Scenario& s, const PlanEvaluation& ev) {
                          {"pipeline_s", round_sig(ev.time.pipeline_s)},
                          {"tail_s", round_sig(ev.time.tail_s)}}},
           {"megatron", {{"args", cmd.args}, {"env", cmd.env}, {"launch", cmd.launch},
-                        {"layout", pipeline_layout(s.model, ev.plan)}}}};
+                        {"hostfile", cmd.hostfile}, {"layout", pipeline_layout(s.model, ev.plan)}}}};
 }
 
 json error_result(const Error& e) {

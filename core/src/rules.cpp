@@ -1,8 +1,10 @@
 #include "hapmoe/rules.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "hapmoe/recompute.hpp"
+#include "hapmoe/hardware.hpp"
 
 namespace hapmoe {
 
@@ -164,6 +166,12 @@ RuleResult rule_offload_vs_fp8_param_gather(const Scenario& s, const Mesh& x) {
                    "which the planner does not emit");
 }
 
+RuleResult rule_moe_bias_needs_etp1(const Scenario& s, const Mesh& x) {
+  if (!s.model.is_moe() || !s.model.add_bias_linear || x.etp <= 1) return std::nullopt;
+  return violation("moe_bias_needs_etp1", "plan.etp",
+                   "with biases on the linear layers (model.add_bias_linear) Megatron needs etp 1, got " + str(x.etp));
+}
+
 namespace {
 using MeshRule = RuleResult (*)(const Scenario&, const Mesh&);
 
@@ -183,7 +191,7 @@ RuleResult check_shape_rules(const Scenario& s, const Mesh& x) {
       rule_sequence_parallel_needs_tp, rule_cp_seq_divisible, rule_sp_seq_divisible,
       rule_flex_dispatcher_needs_tp_ep, rule_recompute_modules_apply, rule_ep_overlap_needs_ep,
       rule_ep_overlap_dispatcher, rule_ep_overlap_recompute, rule_ep_overlap_mtp,
-      rule_offload_needs_distributed_optimizer, rule_offload_vs_fp8_param_gather};
+      rule_offload_needs_distributed_optimizer, rule_offload_vs_fp8_param_gather, rule_moe_bias_needs_etp1};
   return first_violation(kRules, s, x);
 }
 
@@ -223,10 +231,70 @@ RuleResult rule_fp8_needs_hardware(const Scenario& s, const Mesh&, int group) {
   return violation("fp8_needs_hardware", "training.precision", gpu.name + " has no FP8 tensor cores");
 }
 
+RuleResult rule_fp8_recipe_supported(const Scenario& s, const Mesh&, int group) {
+  const GpuSpec& gpu = s.cluster.groups[group].gpu;
+  const std::string& want = s.training.fp8_recipe;
+  if (s.training.precision != Precision::kFp8) return std::nullopt;
+  if (want.empty() && !gpu.fp8_recipes.empty()) return std::nullopt;
+  if (!want.empty() && std::find(gpu.fp8_recipes.begin(), gpu.fp8_recipes.end(), want) != gpu.fp8_recipes.end()) {
+    return std::nullopt;
+  }
+  return violation("fp8_recipe_supported", "training.fp8_recipe",
+                   gpu.name + " runs no FP8 recipe" + (want.empty() ? std::string() : " \"" + want + "\"") +
+                       " (its fp8_recipes list)");
+}
+
 RuleResult check_group_rules(const Scenario& s, const Mesh& x, int group) {
   if (auto v = rule_tp_in_scale_up_domain(s, x, group)) return v;
   if (auto v = rule_stage_node_alignment(s, x, group)) return v;
-  return rule_fp8_needs_hardware(s, x, group);
+  if (auto v = rule_fp8_needs_hardware(s, x, group)) return v;
+  return rule_fp8_recipe_supported(s, x, group);
+}
+
+// ---------------------------------------------------------------- group-set rules
+
+RuleResult rule_fp8_common_recipe(const Scenario& s, const std::vector<int>& groups) {
+  if (s.training.precision != Precision::kFp8 || !s.training.fp8_recipe.empty() || groups.size() < 2) {
+    return std::nullopt;
+  }
+  std::vector<const GpuSpec*> gpus;
+  for (int g : groups) gpus.push_back(&s.cluster.groups[g].gpu);
+  if (!fp8_recipe_for("", gpus).empty()) return std::nullopt;
+  return violation("fp8_common_recipe", "training.fp8_recipe",
+                   "the stages' GPUs share no FP8 recipe (" + gpus.front()->name + " and " + gpus.back()->name +
+                       "): one --fp8-recipe runs on every rank");
+}
+
+RuleResult rule_same_collective_library(const Scenario& s, const std::vector<int>& groups) {
+  if (s.search.mode != SearchMode::kMegatron) return std::nullopt;
+  for (int g : groups) {
+    const std::string& a = s.cluster.groups[groups.front()].gpu.vendor;
+    const std::string& b = s.cluster.groups[g].gpu.vendor;
+    if (a == b) continue;
+    return violation("same_collective_library", "plan.stages",
+                     "upstream Megatron-LM runs one collective library (NCCL, RCCL or HCCL): stages on " + a +
+                         " and " + b + " GPUs need search.mode \"hetero\" (FlagScale with the flagcx backend or "
+                         "CPU communication)");
+  }
+  return std::nullopt;
+}
+
+RuleResult check_group_set_rules(const Scenario& s, const std::vector<int>& groups) {
+  if (auto v = rule_same_collective_library(s, groups)) return v;
+  return rule_fp8_common_recipe(s, groups);
+}
+
+std::string mixed_vendor_note(const Scenario& s) {
+  std::vector<std::string> vendors;
+  for (const NodeGroup& g : s.cluster.groups) {
+    if (std::find(vendors.begin(), vendors.end(), g.gpu.vendor) == vendors.end()) vendors.push_back(g.gpu.vendor);
+  }
+  if (s.search.mode != SearchMode::kMegatron || vendors.size() < 2) return "";
+  std::string list;
+  for (const std::string& v : vendors) list += (list.empty() ? "" : ", ") + v;
+  return "the cluster mixes GPU vendors (" + list + "): upstream Megatron-LM runs one collective library, so "
+         "these plans use GPUs of one vendor only; a plan spanning vendors needs search.mode \"hetero\" "
+         "(FlagScale with the flagcx backend or CPU communication)";
 }
 
 // ---------------------------------------------------------------- stage rules
@@ -293,6 +361,11 @@ RuleResult check_plan_rules(const Scenario& s, const PlanSpec& p) {
   if (auto v = rule_stage_groups_valid(s, p)) return v;
   const Mesh x = mesh_of(p);
   if (auto v = check_mesh_rules(s, x)) return v;
+  std::vector<int> groups;
+  for (const StagePlan& st : p.stages) {
+    if (std::find(groups.begin(), groups.end(), st.group) == groups.end()) groups.push_back(st.group);
+  }
+  if (auto v = check_group_set_rules(s, groups)) return v;
   for (size_t i = 0; i < p.stages.size(); ++i) {
     if (i > 0 && p.stages[i].group == p.stages[i - 1].group) continue;
     if (auto v = check_group_rules(s, x, p.stages[i].group)) return v;

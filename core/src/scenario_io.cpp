@@ -131,6 +131,46 @@ std::vector<int> read_layer_freq(ObjectReader& r, int num_layers, int num_expert
 
 int to_int(long long v) { return static_cast<int>(v); }  // table bounds keep every int in range
 
+// The fields that only shape the emitted Megatron flags (normalization, rotary, biases,
+// activation, router details, tokenizer).
+void read_model_flag_fields(ObjectReader& r, ModelSpec& m) {
+  m.normalization = r.get_enum("normalization");
+  m.norm_epsilon = r.get_number("norm_epsilon");
+  m.position_embedding_type = r.get_enum("position_embedding_type");
+  m.rotary_base = to_int(r.get_int("rotary_base"));
+  m.rotary_percent = r.get_number("rotary_percent");
+  m.qk_layernorm = r.get_bool("qk_layernorm");
+  m.add_bias_linear = r.get_bool("add_bias_linear");
+  m.add_qkv_bias = r.get_bool("add_qkv_bias");
+  m.quick_geglu = r.get_bool("quick_geglu");
+  m.glu_linear_offset = r.get_number("glu_linear_offset");
+  m.activation_func_clamp_value = r.get_optional_number("activation_func_clamp_value").value_or(0);
+  m.softmax_type = r.get_enum("softmax_type");
+  m.moe_router_score_function = r.get_enum("moe_router_score_function");
+  m.moe_router_pre_softmax = r.get_bool("moe_router_pre_softmax");
+  m.moe_router_enable_expert_bias = r.get_bool("moe_router_enable_expert_bias");
+  m.moe_router_topk_scaling_factor = r.get_optional_number("moe_router_topk_scaling_factor").value_or(0);
+  m.moe_router_load_balancing_type = r.get_enum("moe_router_load_balancing_type");
+  m.moe_aux_loss_coeff = r.get_number("moe_aux_loss_coeff");
+  m.moe_shared_expert_gate = r.get_bool("moe_shared_expert_gate");
+  m.mtp_loss_scaling_factor = r.get_number("mtp_loss_scaling_factor");
+  m.tokenizer_model = r.get_string("tokenizer_model");
+}
+
+// Megatron's TransformerConfig checks on those flags (megatron.md §2.7 rule 7; argument_utils:
+// --quick-geglu sets the gated shape).
+void check_model_flags(const ObjectReader& r, const ModelSpec& m) {
+  if (m.quick_geglu && !m.swiglu) {
+    fail("bad_value", r.path("quick_geglu"), "quick_geglu is a gated MLP: it needs swiglu true (the gated shape)");
+  }
+  if (m.moe_router_enable_expert_bias && m.moe_router_score_function != "sigmoid") {
+    fail("bad_value", r.path("moe_router_enable_expert_bias"), "the expert bias needs moe_router_score_function sigmoid");
+  }
+  if (m.moe_shared_expert_gate && m.moe_shared_expert_intermediate_size == 0) {
+    fail("bad_value", r.path("moe_shared_expert_gate"), "needs a shared expert (moe_shared_expert_intermediate_size)");
+  }
+}
+
 void read_model_fields(ObjectReader& r, ModelSpec& m) {
   m.id = r.get_string("id", "custom");
   m.name = r.get_string("name", m.id);
@@ -169,6 +209,7 @@ void read_model_fields(ObjectReader& r, ModelSpec& m) {
   m.moe_router_group_topk = to_int(r.get_optional_int("moe_router_group_topk").value_or(0));
   m.window_size = to_int(r.get_optional_int("window_size").value_or(0));
   m.window_attn_skip_freq = to_int(r.get_optional_int("window_attn_skip_freq").value_or(0));
+  read_model_flag_fields(r, m);
   m.source = r.get_string("source");
   r.finish();
 }
@@ -236,6 +277,7 @@ ModelSpec read_model(const json& v, const std::string& path, const PresetCatalog
   read_model_fields(r, m);
   check_attention(r, m);
   check_moe(r, m);
+  check_model_flags(r, m);
   if (m.window_attn_skip_freq > 0 && m.window_size == 0) {
     fail("bad_value", r.path("window_attn_skip_freq"), "needs window_size");
   }
@@ -248,6 +290,14 @@ NodeGroup read_group(const json& v, const std::string& path, const PresetCatalog
   g.gpu = read_gpu(r.raw("gpu"), detail::join_path(path, "gpu"), presets);
   g.nodes = to_int(r.get_int("nodes"));
   g.gpus_per_node = to_int(r.get_int("gpus_per_node", g.gpu.gpus_per_node));
+  // SCENARIO.md: an NVL rack (more than 8 GPUs per scale-up domain) has 4 GPUs per host.
+  const int default_host = g.gpus_per_node <= 8 || g.gpus_per_node % 4 != 0 ? g.gpus_per_node : 4;
+  g.gpus_per_host = to_int(r.get_int("gpus_per_host", default_host));
+  if (g.gpus_per_node % g.gpus_per_host != 0) {
+    fail("bad_value", r.path("gpus_per_host"),
+         "expected a divisor of gpus_per_node (" + std::to_string(g.gpus_per_node) +
+             "): a scale-up domain is made of whole hosts");
+  }
   g.inter_node_gbps = r.get_number("inter_node_gbps", g.gpu.inter_node_gbps);
   r.finish();
   return g;

@@ -2,6 +2,7 @@
 // support in wasm).
 #include "hapmoe/baselines.hpp"
 #include "hapmoe/result_io.hpp"
+#include "hapmoe/rules.hpp"
 
 namespace hapmoe {
 
@@ -34,6 +35,7 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   if (r.stats.offload_retried) {
     notes.push_back("no plan fits without optimizer CPU offload: searched again with offload fractions 0.5 and 1");
   }
+  if (const std::string v = mixed_vendor_note(s); !v.empty()) notes.push_back(v);
   if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);
   json out = {{"format", kResultFormat}, {"ok", true}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
   if (!notes.empty()) out["notes"] = notes;

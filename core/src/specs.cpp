@@ -48,7 +48,7 @@ bool operator==(const GpuSpec& a, const GpuSpec& b) {
 }
 
 bool operator==(const NodeGroup& a, const NodeGroup& b) {
-  return a.gpu == b.gpu && a.nodes == b.nodes && a.gpus_per_node == b.gpus_per_node &&
+  return a.gpu == b.gpu && a.nodes == b.nodes && a.gpus_per_node == b.gpus_per_node && a.gpus_per_host == b.gpus_per_host &&
          a.inter_node_gbps == b.inter_node_gbps;
 }
 

@@ -83,6 +83,30 @@ test('Hugging Face configs map to ModelSpec fields', () => {
   assert.throws(() => modelSpecFromHfConfig([1, 2]));
 });
 
+test('HF config import carries the Megatron flag fields (DeepSeek-V3 routing, Qwen3 qk norm, GPT-OSS)', () => {
+  const ds = modelSpecFromHfConfig({ num_hidden_layers: 4, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 32,
+    num_attention_heads: 4, n_routed_experts: 8, num_experts_per_tok: 2, kv_lora_rank: 16, qk_nope_head_dim: 16,
+    qk_rope_head_dim: 8, v_head_dim: 16, vocab_size: 1000, rope_theta: 10000, rms_norm_eps: 1e-6, scoring_func: 'sigmoid',
+    topk_method: 'noaux_tc', routed_scaling_factor: 2.5, seq_aux: true, aux_loss_alpha: 0.0001, norm_topk_prob: true });
+  assert.equal(ds.moe_router_score_function, 'sigmoid');
+  assert.equal(ds.moe_router_enable_expert_bias, true);
+  assert.equal(ds.moe_router_topk_scaling_factor, 2.5);
+  assert.equal(ds.moe_router_load_balancing_type, 'seq_aux_loss');
+  assert.equal(ds.qk_layernorm, true);  // MLA latent norms
+  assert.equal(ds.norm_epsilon, 1e-6);
+  const qwen = modelSpecFromHfConfig({ model_type: 'qwen3_moe', num_hidden_layers: 4, hidden_size: 64, intermediate_size: 128,
+    num_attention_heads: 4, num_experts: 8, num_experts_per_tok: 2, vocab_size: 1000, rope_theta: 1000000.0 });
+  assert.equal(qwen.qk_layernorm, true);
+  assert.equal(qwen.rotary_base, 1000000);
+  assert.equal(qwen.moe_router_enable_expert_bias, undefined);
+  const oss = modelSpecFromHfConfig({ model_type: 'gpt_oss', num_hidden_layers: 4, hidden_size: 64, intermediate_size: 64,
+    num_attention_heads: 4, num_local_experts: 8, experts_per_token: 4, vocab_size: 1000, swiglu_limit: 7.0, sliding_window: 128,
+    layer_types: ['sliding_attention', 'full_attention'] });
+  assert.deepEqual([oss.add_bias_linear, oss.quick_geglu, oss.glu_linear_offset, oss.activation_func_clamp_value, oss.softmax_type],
+    [true, true, 1, 7, 'learnable']);
+  assert.equal(oss.window_attn_skip_freq, 2);
+});
+
 test('error paths fall back from the most to the least specific', () => {
   assert.deepEqual(pathPrefixes('cluster.groups[1].gpu.memory_gib'),
     ['cluster.groups[1].gpu.memory_gib', 'cluster.groups[1].gpu', 'cluster.groups[1]', 'cluster.groups', 'cluster']);

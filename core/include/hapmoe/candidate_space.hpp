@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hapmoe/parallel_config.hpp"
+#include "hapmoe/rules.hpp"
 #include "hapmoe/specs.hpp"
 
 namespace hapmoe {
@@ -93,6 +94,10 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
       continue;
     }
     std::sort(set.groups.begin(), set.groups.end());
+    if (auto v = check_group_set_rules(s_, set.groups)) {  // vendor, common FP8 recipe
+      ++(*pruned)[v->rule];
+      continue;
+    }
     if (!fn(set)) return false;
   }
   return true;

@@ -1,17 +1,20 @@
-// Ready-to-run Megatron-LM command line for a plan (flag names from megatron.md §1).
+// Ready-to-run Megatron-LM command line, launch script and hostfile for a plan (flag groups in
+// megatron_args.hpp, hosts and environment in launch.hpp).
 #pragma once
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "hapmoe/specs.hpp"
 
 namespace hapmoe {
 
 struct MegatronCommand {
-  std::string args;                        // pretrain_gpt.py arguments
-  std::map<std::string, std::string> env;  // required environment
-  std::string launch;                      // torchrun line, per node
+  std::string args;                        // every pretrain_gpt.py argument, mock data included
+  std::map<std::string, std::string> env;  // required environment (also exported by launch)
+  std::string launch;                      // bash script: env, data switch, torchrun per host group
+  std::string hostfile;                    // hosts in pipeline-stage order (launch.hpp)
 };
 
 // --pipeline-model-parallel-layout for the plan's layer split ("" when Megatron's default even

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hapmoe/parallel_config.hpp"
 #include "hapmoe/specs.hpp"
@@ -46,6 +47,9 @@ RuleResult rule_recompute_modules_apply(const Scenario& s, const Mesh& x);
 // fp8_param_gather (Megatron allows it only with the delayed recipe).
 RuleResult rule_offload_needs_distributed_optimizer(const Scenario& s, const Mesh& x);
 RuleResult rule_offload_vs_fp8_param_gather(const Scenario& s, const Mesh& x);
+// Megatron's TransformerConfig: MoE with biases on the linear layers (add_bias_linear) needs
+// expert tensor parallelism 1.
+RuleResult rule_moe_bias_needs_etp1(const Scenario& s, const Mesh& x);
 // The rules that do not depend on pp or vpp (checked once per mesh shape by the enumerator).
 RuleResult check_shape_rules(const Scenario& s, const Mesh& x);
 // The rules that involve pp or vpp (pipeline_within_layers, vpp_*, ep_overlap_vpp).
@@ -59,7 +63,21 @@ RuleResult rule_tp_in_scale_up_domain(const Scenario& s, const Mesh& x, int grou
 // nodes unevenly (the search's placement; also what Megatron's contiguous rank order gives).
 RuleResult rule_stage_node_alignment(const Scenario& s, const Mesh& x, int group);
 RuleResult rule_fp8_needs_hardware(const Scenario& s, const Mesh& x, int group);
+// FP8 training with a requested training.fp8_recipe: this group's GPU must run that recipe
+// (GpuSpec.fp8_recipes); with none requested it must run some recipe.
+RuleResult rule_fp8_recipe_supported(const Scenario& s, const Mesh& x, int group);
 RuleResult check_group_rules(const Scenario& s, const Mesh& x, int group);
+
+// --- Group-set rules: may these node groups hold the stages of one upstream job? ---
+// FP8 with the default recipe: the groups' GPUs share at least one recipe (fp8_recipe_for).
+RuleResult rule_fp8_common_recipe(const Scenario& s, const std::vector<int>& groups);
+// search.mode "megatron": one NCCL-family collective library for the whole job, so every group
+// has the same GPU vendor (nvidia with nvidia, amd with amd, huawei with huawei).
+RuleResult rule_same_collective_library(const Scenario& s, const std::vector<int>& groups);
+RuleResult check_group_set_rules(const Scenario& s, const std::vector<int>& groups);
+// For results: when the cluster mixes vendors in "megatron" mode, what that means for the plans
+// ("" otherwise).
+std::string mixed_vendor_note(const Scenario& s);
 
 // --- Stage rules: the plan's stages. ---
 RuleResult rule_stage_groups_valid(const Scenario& s, const PlanSpec& p);  // pp stages, known groups

@@ -115,6 +115,29 @@ struct ModelSpec {
   int moe_router_group_topk = 0;
   int window_size = 0;  // 0 = full attention
   int window_attn_skip_freq = 0;
+  // Model-faithful Megatron flags (--normalization, --rotary-base, ...); defaults are the common
+  // Llama-style choices, presets set each model's values from its HF config.json.
+  std::string normalization = "RMSNorm";         // "RMSNorm" | "LayerNorm"
+  double norm_epsilon = 1e-5;                    // --norm-epsilon
+  std::string position_embedding_type = "rope";  // "rope" | "learned_absolute" | "none"
+  int rotary_base = 10000;                       // --rotary-base (HF rope_theta)
+  double rotary_percent = 1;                     // --rotary-percent (HF partial_rotary_factor)
+  bool qk_layernorm = false;                     // --qk-layernorm (Qwen3; MLA latent norms)
+  bool add_bias_linear = false;                  // biases on every linear layer (GPT-OSS)
+  bool add_qkv_bias = false;                     // bias on the QKV projection only (Qwen2)
+  bool quick_geglu = false;                      // gated quick-GELU instead of SiLU (GPT-OSS)
+  double glu_linear_offset = 0;                  // --glu-linear-offset (GPT-OSS: 1)
+  double activation_func_clamp_value = 0;        // --activation-func-clamp-value; 0 = none
+  std::string softmax_type = "vanilla";          // "vanilla" | "off-by-one" | "learnable"
+  std::string moe_router_score_function = "softmax";  // "softmax" | "sigmoid"
+  bool moe_router_pre_softmax = false;           // softmax over all experts before top-k
+  bool moe_router_enable_expert_bias = false;    // aux-loss-free balancing bias (DeepSeek-V3)
+  double moe_router_topk_scaling_factor = 0;     // routed-weight scale; 0 = none
+  std::string moe_router_load_balancing_type = "aux_loss";
+  double moe_aux_loss_coeff = 0;
+  bool moe_shared_expert_gate = false;           // sigmoid gate on the shared expert (Qwen2)
+  double mtp_loss_scaling_factor = 0.1;          // --mtp-loss-scaling-factor
+  std::string tokenizer_model;                   // HF tokenizer id for real data; "" = unknown
   std::string source;
 
   bool is_moe() const { return num_experts > 0; }
@@ -133,6 +156,7 @@ struct NodeGroup {
   GpuSpec gpu;
   int nodes = 0;
   int gpus_per_node = 8;       // scale-up domain size
+  int gpus_per_host = 8;       // GPUs per operating-system host (torchrun --nproc-per-node)
   double inter_node_gbps = 0;  // per GPU scale-out bandwidth inside the group
 
   int gpus() const { return nodes * gpus_per_node; }
@@ -177,7 +201,7 @@ struct TrainingSpec {
   std::string fp8_recipe;  // "" = the first recipe every stage's GPU supports
   bool fp8_param_gather = false;
   bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16: bf16 gradient buffer  // --fp8-param-gather: parameters kept in FP8
-  bool cuda_graphs = false;  // full-iteration CUDA graphs (--cuda-graph-scope full_iteration)
+  bool cuda_graphs = false;  // full-iteration CUDA graphs (--cuda-graph-impl full_iteration)
 };
 
 enum class SearchMode { kMegatron, kHetero };

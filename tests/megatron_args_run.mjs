@@ -1,0 +1,95 @@
+// Runs the Megatron arguments checker (megatron_args_check.mjs) over what the CLI emits: the top
+// plans of every example, and two evaluated plans of every preset model on 16 H100s (an uneven
+// split with a layout; TP 2 with VPP, selective recompute and FP8 where the model allows). Also
+// checks that the checker rejects broken strings, and that every launch script carries the args.
+// Usage: node tests/megatron_args_run.mjs <hapmoe binary>
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { checkMegatronArgs } from './megatron_args_check.mjs';
+
+const bin = process.argv[2];
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const run = (args, input) => JSON.parse(execFileSync(bin, args, { input, maxBuffer: 1 << 28 }).toString());
+const gpus = run(['presets', 'gpus', '--json']);
+const models = run(['presets', 'models', '--json']);
+let failures = 0, checked = 0;
+
+function checkPlan(label, p) {
+  const { plan, megatron } = p;
+  const world = plan.tp * plan.cp * plan.dp * plan.pp;
+  const arch = Math.min(...plan.stages.map((s) => gpus[s.gpu]?.cuda_arch ?? 0));
+  const errors = checkMegatronArgs(megatron.args, { worldSize: world, env: megatron.env, minCudaArch: arch });
+  const dataless = megatron.args.replace(/ --mock-data .*$/, '');
+  if (!megatron.launch.includes(`ARGS=(${dataless})`)) errors.push('launch does not carry the args');
+  if (!megatron.hostfile.includes('slots=')) errors.push('no hostfile');
+  ++checked;
+  if (errors.length) {
+    ++failures;
+    console.log(`FAIL ${label}: ${errors.join('; ')}\n  ${megatron.args}`);
+  }
+}
+
+// 1. Every example's top plans.
+for (const f of readdirSync(path.join(root, 'examples')).filter((n) => n.endsWith('.json')).sort()) {
+  const r = run(['plan', path.join(root, 'examples', f), '--json', '--top', '5']);
+  r.plans.forEach((p, i) => checkPlan(`${f} plan ${i}`, p));
+}
+
+// 2. Every preset model on 16 H100s, two plans each (evaluate accepts plans that do not fit).
+const gcd = (a, b) => (b ? gcd(b, a % b) : a);
+for (const [id, m] of Object.entries(models)) {
+  const experts = m.num_experts ?? 0;
+  const groups = m.num_query_groups ?? m.num_attention_heads;
+  const plans = [];
+  const ep1 = experts ? gcd(experts, 8) : 1;
+  const first = Math.ceil(m.num_layers / 2) + 1;  // uneven: needs a layout
+  plans.push({ precision: 'bf16', plan: { tp: 1, pp: 2, dp: 8, ep: ep1, stages: [{ layers: first }, { layers: m.num_layers - first }] } });
+  const tp2 = m.num_attention_heads % 2 === 0 && (m.multi_latent_attention || groups % 2 === 0 || 2 % groups === 0);
+  if (tp2) {
+    const ep2 = experts ? gcd(experts, 4) : 1;
+    const half = Math.floor(m.num_layers / 2);
+    plans.push({ precision: 'fp8', plan: { tp: 2, pp: 2, dp: 4, ep: ep2, vpp: 2, sequence_parallel: true,
+      stages: [{ layers: half, recompute: 'selective' }, { layers: m.num_layers - half, recompute: 'selective' }] } });
+  }
+  for (const [i, { precision, plan }] of plans.entries()) {
+    const doc = { format: 'hapmoe.scenario/1', model: id, cluster: 'h100-16',
+      training: { global_batch_size: 64, seq_length: 4096, precision }, plan };
+    const r = run(['evaluate', '-', '--json'], JSON.stringify(doc));
+    if (!r.ok) { ++failures; console.log(`FAIL ${id} plan ${i}: evaluate refused: ${r.error.message}`); continue; }
+    checkPlan(`${id} plan ${i}`, r.plans[0]);
+  }
+}
+
+// 3. The checker itself rejects what Megatron rejects.
+const good = '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --sequence-parallel --micro-batch-size 1 '
+  + '--global-batch-size 64 --seq-length 4096 --max-position-embeddings 4096 --num-layers 8 --hidden-size 1024 '
+  + '--num-attention-heads 16 --num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 4 --expert-tensor-parallel-size 1 '
+  + '--disable-bias-linear --moe-grouped-gemm --train-iters 10 --mock-data --tokenizer-type NullTokenizer --vocab-size 32000';
+const env = { CUDA_DEVICE_MAX_CONNECTIONS: '1' };
+const broken = {
+  'unknown flag': `${good} --not-a-megatron-flag`,
+  'experts % ep': good.replace('--expert-model-parallel-size 4', '--expert-model-parallel-size 3'),
+  'bias with etp 2': good.replace('--disable-bias-linear ', '').replace('--expert-tensor-parallel-size 1', '--expert-tensor-parallel-size 2'),
+  'layout count': `${good} --pipeline-model-parallel-layout "Et*4|t*3L"`,
+  'no training length': good.replace('--train-iters 10 ', ''),
+  'no data': good.replace('--mock-data ', ''),
+  'mxfp8 hybrid': `${good} --bf16 --fp8-format hybrid --fp8-recipe mxfp8`,
+  'moe-layer-freq length': `${good} --moe-layer-freq "([0]*1+[1]*6)"`,
+  'full recompute without method': `${good} --recompute-granularity full`,
+  'heads % tp': good.replace('--num-attention-heads 16', '--num-attention-heads 15'),
+  'full-iteration graphs with the NaN check': `${good} --cuda-graph-impl full_iteration`,
+  'graphed attention recompute with dropout': `${good} --cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad `
+    + '--recompute-granularity selective --recompute-modules core_attn',
+};
+const goodErrors = checkMegatronArgs(good, { worldSize: 16, env });
+if (goodErrors.length) { ++failures; console.log(`FAIL checker rejects a valid string: ${goodErrors.join('; ')}`); }
+if (!checkMegatronArgs(good, { worldSize: 16, env: {} }).some((e) => e.includes('CUDA_DEVICE_MAX_CONNECTIONS'))) {
+  ++failures; console.log('FAIL checker misses the CUDA_DEVICE_MAX_CONNECTIONS rule');
+}
+for (const [name, text] of Object.entries(broken)) {
+  if (checkMegatronArgs(text, { worldSize: 16, env }).length === 0) { ++failures; console.log(`FAIL checker accepts: ${name}`); }
+}
+console.log(`${checked} emitted commands checked, ${Object.keys(broken).length + 2} checker self-tests, ${failures} failures`);
+process.exit(failures ? 1 : 0);

@@ -14,6 +14,7 @@
 #include "hapmoe/candidate_cost.hpp"
 #include "hapmoe/candidate_space.hpp"
 #include "hapmoe/diagnosis.hpp"
+#include "hapmoe/hetero_search.hpp"
 #include "hapmoe/layer_split_dp.hpp"
 #include "hapmoe/rules.hpp"
 
@@ -40,10 +41,6 @@ bool better(const Ranked& a, const Ranked& b) {
 }
 
 std::optional<Error> check_request(const Scenario& s) {
-  if (s.search.mode == SearchMode::kHetero) {
-    return Error{"unsupported", "search.mode \"hetero\" (a mesh per GPU type) is not implemented yet; use \"megatron\"",
-                 "search.mode"};
-  }
   if (!s.search.layer_split.empty()) {
     long long sum = 0;
     for (int x : s.search.layer_split) sum += x;
@@ -430,6 +427,7 @@ void finish_result(const Scenario& s, const EntryBuilder& builder, const Candida
 }  // namespace
 
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
+  if (s.search.mode == SearchMode::kHetero) return hetero_search(s, control, budget);
   const auto start = std::chrono::steady_clock::now();
   if (auto e = check_request(s)) return *e;
   SearchResult r;

@@ -9,6 +9,7 @@
 #include "hapmoe/hetero_plan.hpp"
 #include "hapmoe/hetero_rules.hpp"
 #include "hapmoe/hetero_search.hpp"
+#include "flagscale_checker.hpp"
 #include "test_scenarios.hpp"
 
 using namespace hapmoe;
@@ -316,4 +317,49 @@ TEST_CASE("the FlagScale YAML carries the hetero block, per-stage recompute and 
         std::string::npos);
   REQUIRE(fs.warnings.size() == 1);
   CHECK(fs.warnings[0].find("flagcx") != std::string::npos);
+}
+
+namespace {
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST_CASE("emitted FlagScale configs pass FlagScale's hetero validation; broken ones fail it") {
+  using hapmoe::testing::flagscale_hetero_errors;
+  json model = small_moe_model();
+  model["untie_embeddings_and_output_weights"] = false;  // tied: first/last tp rule applies
+  int checked = 0, with_recompute = 0;
+  for (double gib : {80.0, 6.4, 6.1}) {
+    const Scenario s = hetero_scenario(model, two_type_cluster(gib, gib, 2), {{"top_k", 5}, {"baselines", false}});
+    auto r = hetero_search(s);
+    REQUIRE(r.ok());
+    for (const PlanEvaluation& ev : r.value().plans) {
+      const FlagscaleConfig fs = flagscale_config(s, ev.plan);
+      CAPTURE(fs.yaml);
+      CHECK(flagscale_hetero_errors(fs.yaml, fs.hostfile).empty());
+      with_recompute += fs.yaml.find("recompute_granularity_per_stage_micro_batch") != std::string::npos;
+      ++checked;
+    }
+  }
+  CHECK(checked >= 5);
+  CHECK(with_recompute >= 1);
+
+  const Scenario s = hetero_scenario(small_moe_model(), two_type_cluster());
+  PlanSpec p = two_mesh_plan();
+  p.stages[0].recompute = Recompute::kFull;
+  const FlagscaleConfig fs = flagscale_config(s, p);
+  REQUIRE(flagscale_hetero_errors(fs.yaml, fs.hostfile).empty());
+  auto fails = [&](const std::string& yaml, const std::string& hostfile) {
+    return !flagscale_hetero_errors(yaml, hostfile).empty();
+  };
+  CHECK(fails(replaced(fs.yaml, "hetero_pipeline_layer_split: [5, 3]", "hetero_pipeline_layer_split: [5, 2]"), fs.hostfile));
+  CHECK(fails(replaced(fs.yaml, "[1, 1, 1, 2, 1, 2, 1, 1, 1, 1]", "[1, 1, 1, 2, 1, 2, 1, 1, 4, 1]"), fs.hostfile));
+  CHECK(fails(replaced(fs.yaml, "[1, 1, 1, 2, 1, 2, 1, 1, 1, 1]", "[1, 2, 1, 1, 1, 2, 1, 1, 1, 1]"), fs.hostfile));
+  CHECK(fails(replaced(fs.yaml, "pipeline_model_parallel_size: 2", "pipeline_model_parallel_size: 3"), fs.hostfile));
+  CHECK(fails(replaced(fs.yaml, "      - [1, 8, 1]", "      - [1, 7, 1]"), fs.hostfile));
+  CHECK(fails(fs.yaml, replaced(fs.hostfile, "type=ascend-910b", "type=h800-sxm")));
+  CHECK(fails(fs.yaml, replaced(fs.hostfile, "slots=2 type=ascend-910b", "slots=4 type=ascend-910b")));
 }

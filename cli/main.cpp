@@ -76,6 +76,15 @@ double max_of(const json& arr) {
   return m;
 }
 
+// The plan's recompute, or "per-stage" when its stages differ (hetero mode).
+std::string recompute_of(const json& plan) {
+  const std::string first = plan["stages"][0]["recompute"].get<std::string>();
+  for (const auto& st : plan["stages"]) {
+    if (st["recompute"].get<std::string>() != first) return "per-stage";
+  }
+  return first;
+}
+
 void print_plan_row(int rank, const json& p) {
   const json& pl = p["plan"];
   const json& m = p["metrics"];
@@ -83,7 +92,7 @@ void print_plan_row(int rank, const json& p) {
               pl["tp"].get<int>(), pl["cp"].get<int>(), pl["pp"].get<int>(), pl["dp"].get<int>(),
               pl["ep"].get<int>(), pl["etp"].get<int>(), pl["vpp"].get<int>(),
               pl["micro_batch_size"].get<int>(),
-              pl["stages"][0]["recompute"].get<std::string>().c_str(),
+              recompute_of(pl).c_str(),
               fmt(m["iteration_time_s"].get<double>()).c_str(),
               fmt(m["tokens_per_s_per_gpu"].get<double>(), 0).c_str(),
               fmt(m["tflops_per_gpu"].get<double>(), 1).c_str(),
@@ -105,6 +114,17 @@ void print_stages(const json& p) {
                 fmt(st["peak_memory_gib"].get<double>(), 1).c_str(),
                 fmt(st["memory_capacity_gib"].get<double>(), 1).c_str(),
                 st["fits_memory"].get<bool>() ? "" : "  (does not fit)");
+  }
+  if (p.contains("flagscale")) {  // hetero plan: FlagScale's config
+    int i = 0;
+    for (const auto& st : p["plan"]["stages"]) {
+      std::printf("  mesh of stage %d: tp %d ep %d etp %d dp %d\n", i++, st["tp"].get<int>(),
+                  st["ep"].get<int>(), st["etp"].get<int>(), st["dp"].get<int>());
+    }
+    for (const auto& w : p["warnings"]) std::printf("warning: %s\n", w.get<std::string>().c_str());
+    std::printf("\nFlagScale train config:\n%s\nhostfile:\n%s", p["flagscale"]["yaml"].get<std::string>().c_str(),
+                p["flagscale"]["hostfile"].get<std::string>().c_str());
+    return;
   }
   std::printf("\nMegatron-LM:\n");
   for (const auto& [k, v] : p["megatron"]["env"].items()) std::printf("  export %s=%s\n", k.c_str(), v.get<std::string>().c_str());
@@ -148,6 +168,11 @@ int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
     if (b.is_null()) continue;
     std::printf("\nbaseline %s (x%s slower than the best):\n", name, fmt(b["speedup"].get<double>(), 2).c_str());
     print_plan_row(0, b);
+  }
+  if (r["baselines"].contains("upstream")) {
+    std::printf("\nbest upstream (megatron mode) plan (hetero mode gains x%s):\n",
+                fmt(r["baselines"]["upstream"]["speedup"].get<double>(), 2).c_str());
+    print_plan_row(0, r["baselines"]["upstream"]);
   }
   print_stages(r["plans"][0]);
   const json& st = r["stats"];

@@ -73,25 +73,43 @@ std::string hetero_plan_key(const PlanSpec& p) {
 
 namespace {
 
-// Group orders along the pipeline: sequences of distinct groups in which groups of one device
-// type are adjacent (rule_hetero_device_types_adjacent).
-void group_orders(const Scenario& s, std::vector<int>& prefix, std::vector<bool>& used,
-                  std::vector<std::vector<int>>& out) {
-  if (!prefix.empty()) out.push_back(prefix);
-  for (int g = 0; g < static_cast<int>(s.cluster.groups.size()); ++g) {
-    if (used[g]) continue;
-    const std::string type = device_type_of(s.cluster.groups[g].gpu);
-    bool split_type = false;
-    for (size_t i = 0; i + 1 < prefix.size(); ++i) {
-      split_type = split_type || device_type_of(s.cluster.groups[prefix[i]].gpu) == type;
+// Group orders along the pipeline, shortest first: sequences of distinct groups in which groups
+// of one device type are adjacent (rule_hetero_device_types_adjacent). Identical groups are
+// interchangeable (same GPUs, same links), so among them the lowest unused index comes first. At
+// most max_orders orders; false when that cut the list.
+bool group_orders(const Scenario& s, size_t max_orders, std::vector<std::vector<int>>& out) {
+  const auto& groups = s.cluster.groups;
+  const int n = static_cast<int>(groups.size());
+  std::vector<std::string> type(n);
+  for (int g = 0; g < n; ++g) type[g] = device_type_of(groups[g].gpu);
+  auto extends = [&](const std::vector<int>& prefix, int g) {
+    std::vector<bool> used(n, false);
+    for (int x : prefix) used[x] = true;
+    if (used[g]) return false;
+    for (int h = 0; h < g; ++h) {
+      if (!used[h] && groups[h] == groups[g]) return false;  // its identical twin h comes first
     }
-    if (split_type && device_type_of(s.cluster.groups[prefix.back()].gpu) != type) continue;
-    used[g] = true;
-    prefix.push_back(g);
-    group_orders(s, prefix, used, out);
-    prefix.pop_back();
-    used[g] = false;
+    if (prefix.empty() || type[prefix.back()] == type[g]) return true;
+    for (int x : prefix) {
+      if (type[x] == type[g]) return false;  // this type's meshes would not be adjacent
+    }
+    return true;
+  };
+  std::vector<std::vector<int>> level = {{}};
+  while (!level.empty()) {
+    std::vector<std::vector<int>> next;
+    for (const auto& prefix : level) {
+      for (int g = 0; g < n; ++g) {
+        if (!extends(prefix, g)) continue;
+        if (out.size() >= max_orders) return false;
+        next.push_back(prefix);
+        next.back().push_back(g);
+        out.push_back(next.back());
+      }
+    }
+    level = std::move(next);
   }
+  return true;
 }
 
 struct Entry {
@@ -144,26 +162,47 @@ std::vector<std::vector<Recompute>> recompute_sets(const Scenario& s) {
   return sets;
 }
 
+// The best k plans so far, best first. Each plan carries a tag (its entry and recompute set):
+// a later plan with the same tag replaces it when better, so the even-split seed and the DP's
+// split of one entry never both occupy a place.
 class TopPlans {
  public:
   explicit TopPlans(size_t k) : k_(k) {}
-  double threshold() const { return best_.size() < k_ ? 1e300 : best_.back().first; }
-  void offer(double objective, PlanEvaluation ev) {
+  double threshold() const { return best_.size() < k_ ? 1e300 : best_.back().objective; }
+  void offer(long long tag, double objective, PlanEvaluation ev) {
     const std::string key = hetero_plan_key(ev.plan);
-    for (const auto& b : best_) {
-      if (hetero_plan_key(b.second.plan) == key) return;
+    for (size_t i = 0; i < best_.size(); ++i) {
+      if (best_[i].key == key) return;
+      if (best_[i].tag == tag) {
+        if (best_[i].objective <= objective) return;
+        best_.erase(best_.begin() + static_cast<long>(i));
+        break;
+      }
     }
     auto at = std::upper_bound(best_.begin(), best_.end(), objective,
-                               [](double v, const auto& b) { return v < b.first; });
-    best_.insert(at, {objective, std::move(ev)});
+                               [](double v, const Ranked& b) { return v < b.objective; });
+    best_.insert(at, Ranked{objective, tag, key, std::move(ev)});
     if (best_.size() > k_) best_.pop_back();
   }
-  std::vector<std::pair<double, PlanEvaluation>>& plans() { return best_; }
+  std::vector<PlanEvaluation> take() {
+    std::vector<PlanEvaluation> out;
+    for (auto& b : best_) out.push_back(std::move(b.ev));
+    return out;
+  }
 
  private:
+  struct Ranked {
+    double objective;
+    long long tag;
+    std::string key;
+    PlanEvaluation ev;
+  };
   size_t k_;
-  std::vector<std::pair<double, PlanEvaluation>> best_;
+  std::vector<Ranked> best_;
 };
+
+// Entries whose even-split seed is costed before any DP runs (an incumbent for the bounds).
+constexpr size_t kSeededEntries = 1024;
 
 class HeteroSearch {
  public:
@@ -173,6 +212,10 @@ class HeteroSearch {
   void run() {
     build_entries();
     const auto sets = recompute_sets(s_);
+    for (size_t e = 0; e < entries_.size() && e < kSeededEntries; ++e) {
+      if (counters_.stage_costs >= budget_.max_stage_costs / 2) break;
+      for (size_t k = 0; k < sets.size(); ++k) split_entry(e, k, sets[k], true);
+    }
     size_t done = 0;
     for (; done < entries_.size(); ++done) {
       if (control_.cancel && control_.cancel->load()) {
@@ -188,14 +231,15 @@ class HeteroSearch {
         st_.budget_reached = true;
         break;
       }
-      for (const auto& set : sets) split_entry(entries_[done], set);
+      for (size_t k = 0; k < sets.size(); ++k) split_entry(done, k, sets[k], false);
+      if (dp_budget_reached_) break;
     }
     if (control_.progress) control_.progress(1.0, st_.evaluated);
     st_.stage_costs = counters_.stage_costs;
     st_.pruned["stage_memory"] += counters_.memory;
     st_.pruned["dominated_split"] += counters_.dominated;
     st_.pruned["split_lower_bound"] += counters_.lower_bound;
-    for (auto& p : top_.plans()) r_.plans.push_back(std::move(p.second));
+    r_.plans = top_.take();
     if (r_.plans.empty()) r_.diagnosis = diagnose_no_plan(s_, counters_.min_shortfall_bytes, st_);
   }
 
@@ -207,9 +251,7 @@ class HeteroSearch {
   }
 
   void build_entries() {
-    std::vector<int> prefix;
-    std::vector<bool> used(s_.cluster.groups.size(), false);
-    group_orders(s_, prefix, used, orders_);
+    const bool all_orders = group_orders(s_, static_cast<size_t>(budget_.max_orders), orders_);
     for (int g = 0; g < static_cast<int>(s_.cluster.groups.size()); ++g) shapes_.push_back(hetero_group_shapes(s_, g));
     const std::vector<int> mbss = or_default(s_.search.micro_batch_size, {1, 2});
     for (int o = 0; o < static_cast<int>(orders_.size()) && !st_.budget_reached; ++o) {
@@ -225,10 +267,13 @@ class HeteroSearch {
       }
     }
     std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) { return a.bound_s < b.bound_s; });
+    if (!all_orders) st_.budget_reached = true;
   }
 
   void add_entry(int o, const std::vector<int>& idx, int mbs) {
-    if (static_cast<long long>(entries_.size()) >= budget_.max_entries) {
+    // Counted per mesh: an entry's rules and bound cost one unit per mesh.
+    entry_work_ += static_cast<long long>(idx.size());
+    if (entry_work_ > budget_.max_entries) {
       st_.budget_reached = true;
       return;
     }
@@ -280,7 +325,26 @@ class HeteroSearch {
     return sum + static_cast<double>(m - 1) * sum / plan.pp;
   }
 
-  void split_entry(const Entry& e, const std::vector<Recompute>& set) {
+  // The best even split (num_layers / pp per stage, the first ones one more) with the same option
+  // on every stage, or nullopt when none fits.
+  std::optional<HeteroSplit> even_split_seed(const HeteroSplitProblem& prob) {
+    const int pp = static_cast<int>(prob.options.size()), L = prob.num_layers;
+    std::vector<int> layers(pp, L / pp);
+    for (int i = 0; i < L % pp; ++i) ++layers[i];
+    std::optional<HeteroSplit> best;
+    for (int o = 0; o < static_cast<int>(prob.options.front().size()); ++o) {
+      const std::vector<int> option(pp, o);
+      const auto obj = hetero_split_objective(prob, layers, option, &counters_);
+      if (obj && (!best || *obj < best->objective_s)) best = HeteroSplit{layers, option, *obj};
+    }
+    return best;
+  }
+
+  // Entry `index` with recompute set `set` (number k): its even-split seed, then (unless
+  // seed_only) the exact DP below the seed and the k-th best plan.
+  void split_entry(size_t index, size_t k, const std::vector<Recompute>& set, bool seed_only) {
+    const Entry& e = entries_[index];
+    const long long tag = static_cast<long long>(index) * 4 + static_cast<long long>(k);
     const std::vector<HeteroShape> meshes = meshes_of(e);
     int pp = 0;
     for (const HeteroShape& h : meshes) pp += h.pp;
@@ -300,13 +364,26 @@ class HeteroSearch {
       }
       prob.options.push_back(std::move(opts));
     }
+    prob.max_stage_costs = budget_.max_stage_costs;
+    // The even split with one option on every stage: offered as it is, and an incumbent for the
+    // DP, which then only looks for splits below it (the entry's result stays exact).
+    const std::optional<HeteroSplit> seed = even_split_seed(prob);
+    if (seed && seed->objective_s < top_.threshold()) offer(tag, e, meshes, set, *seed);
+    if (seed_only) return;
+    if (seed) prob.incumbent_s = std::min(prob.incumbent_s, seed->objective_s);
     ++st_.evaluated;
-    const auto split = best_hetero_split(prob, &counters_);
-    if (!split) return;
-    std::vector<Recompute> rc(pp);
-    for (int i = 0; i < pp; ++i) rc[i] = set[split->option[i]];
-    const PlanSpec best = entry_plan(s_, orders_[e.order], meshes, e.mbs, split->layers, rc);
-    top_.offer(split->objective_s, evaluate_hetero_with_cache(s_, best, cache_));
+    HeteroSplitStatus status;
+    const std::optional<HeteroSplit> split = best_hetero_split(prob, &counters_, &status);
+    if (status.budget_reached) dp_budget_reached_ = st_.budget_reached = true;
+    if (split) offer(tag, e, meshes, set, *split);
+  }
+
+  void offer(long long tag, const Entry& e, const std::vector<HeteroShape>& meshes, const std::vector<Recompute>& set,
+             const HeteroSplit& split) {
+    std::vector<Recompute> rc(split.layers.size());
+    for (size_t i = 0; i < rc.size(); ++i) rc[i] = set[split.option[i]];
+    const PlanSpec best = entry_plan(s_, orders_[e.order], meshes, e.mbs, split.layers, rc);
+    top_.offer(tag, split.objective_s, evaluate_hetero_with_cache(s_, best, cache_));
   }
 
   const Scenario& s_;
@@ -320,6 +397,8 @@ class HeteroSearch {
   std::vector<std::vector<int>> orders_;
   std::vector<std::vector<HeteroShape>> shapes_;  // per group
   std::vector<Entry> entries_;
+  long long entry_work_ = 0;
+  bool dp_budget_reached_ = false;
 };
 
 // The best upstream ("megatron" mode) plan of the same scenario, its baselines, and the gain.

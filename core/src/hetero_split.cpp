@@ -9,6 +9,10 @@
 namespace hapmoe {
 
 namespace {
+// Label comparisons that count as one stage-cost evaluation for the work budget (a stage cost is
+// a few dozen prefix-sum terms; a label comparison three).
+constexpr long long kOpsPerStageCost = 16;
+
 struct Label {
   double sum_c, max_c, max_tail;
   int prev_layers, prev_label, option;
@@ -29,7 +33,9 @@ void note_shortfall(SplitCounters* k, const StageCost& c) {
 }
 
 // Adds `next` to `there` unless a label there dominates it; drops the labels it dominates.
-void insert_pareto(std::vector<Label>& there, const Label& next, SplitCounters* k) {
+// *ops counts the labels compared (work for the budget).
+void insert_pareto(std::vector<Label>& there, const Label& next, SplitCounters* k, long long* ops) {
+  *ops += static_cast<long long>(there.size()) + 1;
   for (const Label& o : there) {
     if (dominates(o, next)) {
       ++k->dominated;
@@ -60,7 +66,7 @@ std::vector<double> suffix_min_layer_times(const HeteroSplitProblem& p) {
 }
 }  // namespace
 
-std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitCounters* k) {
+std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitCounters* k, HeteroSplitStatus* status) {
   const int pp = static_cast<int>(p.options.size()), L = p.num_layers;
   if (pp < 1 || pp > L) return std::nullopt;
   const std::vector<double> suffix = suffix_min_layer_times(p);
@@ -73,6 +79,7 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
     if (left == 0) return objective(lab.sum_c, lab.max_c, lab.max_tail);
     return objective(lab.sum_c + suffix[j], std::max(lab.max_c, suffix[j] / left), lab.max_tail);
   };
+  long long ops = 0;  // label comparisons, counted against the stage-cost budget
   std::vector<std::vector<Label>> states(static_cast<size_t>(pp + 1) * (L + 1));
   auto state = [&](int i, int j) -> std::vector<Label>& { return states[static_cast<size_t>(i) * (L + 1) + j]; };
   state(0, 0).push_back({0, 0, 0, -1, -1, -1});
@@ -85,6 +92,10 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
       for (int o = 0; o < static_cast<int>(p.options[i].size()); ++o) {
         const StageOption& opt = p.options[i][o];
         for (int n = 1; n <= max_n; ++n) {
+          if (k->stage_costs + ops / kOpsPerStageCost >= p.max_stage_costs) {
+            if (status) status->budget_reached = true;
+            return std::nullopt;
+          }
           const StageCost c = opt.model->cost(i, j, n, p.links[i], opt.mesh);
           ++k->stage_costs;
           if (!usable(c)) {  // memory only grows with n
@@ -92,20 +103,26 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
             note_shortfall(k, c);
             break;
           }
-          bool any_below = false;
+          // grows: sum c with the later layers at their cheapest, max c and the label's tail. A
+          // stage gains at least a layer's cheapest time per added layer, so it never decreases
+          // with n: once it reaches the incumbent for every label, no larger n can win.
+          double least_grows = 1e300;
           for (int li = 0; li < static_cast<int>(here.size()); ++li) {
             const Label& lab = here[li];
             const Label next{lab.sum_c + c.per_microbatch_s(), std::max(lab.max_c, c.per_microbatch_s()),
                              std::max(lab.max_tail, c.tail_s()), j, li, o};
+            const double rest = stages_after > 0 ? suffix[j + n] : 0.0;
+            least_grows = std::min(least_grows, objective(next.sum_c + rest, next.max_c, lab.max_tail));
             if (bound(next, i + 1, j + n) >= p.incumbent_s) {
               ++k->lower_bound;
               continue;
             }
-            any_below = true;
-            insert_pareto(state(i + 1, j + n), next, k);
+            insert_pareto(state(i + 1, j + n), next, k, &ops);
           }
-          // Larger n only adds time to this stage; stop once even the stage alone cannot win.
-          if (!any_below && objective(c.per_microbatch_s(), c.per_microbatch_s(), 0) >= p.incumbent_s) break;
+          if (least_grows >= p.incumbent_s) {
+            k->lower_bound += max_n - n;
+            break;
+          }
         }
       }
     }

@@ -24,6 +24,7 @@ struct HeteroSplitProblem {
   int num_layers = 0;
   long long num_microbatches = 1;
   double incumbent_s = 1e300;  // prune anything that cannot beat this
+  long long max_stage_costs = 1LL << 62;  // stop (nullopt, budget_reached) once counters reach it
 };
 
 struct HeteroSplit {
@@ -32,8 +33,14 @@ struct HeteroSplit {
   double objective_s = 0;
 };
 
+// Set by best_hetero_split when max_stage_costs stopped it.
+struct HeteroSplitStatus {
+  bool budget_reached = false;
+};
+
 // Best split and per-stage options, or nullopt when none fits or beats the incumbent.
-std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitCounters* counters);
+std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitCounters* counters,
+                                             HeteroSplitStatus* status = nullptr);
 
 // Objective of a given split and options (brute force and fixed splits); nullopt if a stage does
 // not fit.

@@ -242,10 +242,15 @@ double hetero_brute_force(const Scenario& s) {
         return;
       }
       const NodeGroup& g = s.cluster.groups[order[k]];
+      auto allowed = [](const std::vector<int>& list, int v) {
+        return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+      };
       for (int tp = 1; tp <= g.gpus_per_node; tp *= 2) {
+        if (!allowed(s.search.tp, tp)) continue;
         for (int pp = 1; pp * tp <= g.gpus(); ++pp) {
           if (g.gpus() % (pp * tp) != 0) continue;
           for (int ep = 1; ep <= s.model.num_experts; ep *= 2) {
+            if (!allowed(s.search.ep, ep)) continue;
             for (int etp : {1, tp}) {
               if (etp != 1 && etp == tp && tp == 1) continue;
               meshes[k] = {tp, ep, etp, g.gpus() / (pp * tp), pp};
@@ -298,6 +303,25 @@ TEST_CASE("hetero search equals the brute force on small instances, memory bindi
   }
   CHECK(with_plan >= 4);
   MESSAGE("instances with a plan: " << with_plan << ", best plan recomputes a stage: " << with_full_recompute);
+}
+
+TEST_CASE("hetero search equals the brute force with three groups, two of them identical") {
+  // H800, 910B, H800 (identical to group 0): orders must keep the H800 meshes adjacent, and the
+  // search takes identical groups in index order only.
+  json model = small_moe_model();
+  model["num_layers"] = 5;
+  for (double gib : {80.0, 6.4}) {
+    CAPTURE(gib);
+    const json h800 = {{"gpu", {{"preset", "h800-sxm"}, {"memory_gib", gib}}}, {"nodes", 1}, {"gpus_per_node", 2}};
+    const json ascend = {{"gpu", {{"preset", "ascend-910b"}, {"memory_gib", gib}}}, {"nodes", 1}, {"gpus_per_node", 2}};
+    const json cluster = {{"groups", {h800, ascend, h800}}, {"inter_group_gbps", 12.5}};
+    const Scenario s = hetero_scenario(model, cluster,
+                                       {{"recompute", {"none", "full"}}, {"baselines", false}, {"top_k", 1},
+                                        {"tp", {1}}, {"ep", {1, 2}}});
+    const double brute = hetero_brute_force(s);
+    REQUIRE(brute < 1e300);
+    CHECK(searched_best(s) == doctest::Approx(brute).epsilon(1e-9));
+  }
 }
 
 TEST_CASE("the FlagScale YAML carries the hetero block, per-stage recompute and a typed hostfile") {

@@ -251,6 +251,14 @@ class HeteroSearch {
   }
 
   void build_entries() {
+    // FlagScale's hetero mode runs CP 1 and no virtual pipeline: a search that excludes either
+    // has nothing to plan.
+    for (const auto& [values, rule] : {std::pair{&s_.search.cp, "hetero_cp_unsupported"}, std::pair{&s_.search.vpp, "hetero_no_vpp"}}) {
+      if (!allowed(*values, 1)) {
+        ++st_.pruned[rule];
+        return;
+      }
+    }
     const bool all_orders = group_orders(s_, static_cast<size_t>(budget_.max_orders), orders_);
     for (int g = 0; g < static_cast<int>(s_.cluster.groups.size()); ++g) shapes_.push_back(hetero_group_shapes(s_, g));
     const std::vector<int> mbss = or_default(s_.search.micro_batch_size, {1, 2});

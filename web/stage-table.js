@@ -18,7 +18,7 @@ export function stageTableMarkup({ plan, metrics, breakdown }) {
     const level = frac > 0.95 ? 'high' : frac > 0.8 ? 'mid' : 'ok';
     const gpus = (s.tp ?? plan.tp ?? 1) * (s.cp ?? plan.cp ?? 1) * (s.dp ?? plan.dp ?? 1);
     const comm = COMM_KEYS.reduce((a, k) => a + (Number.isFinite(b[k]) ? b[k] : 0), 0);
-    return `<tr><td>${i}</td><td>${esc(s.gpu)}</td><td>${esc(s.group ?? '')}</td><td>${gpus}</td>` +
+    return `<tr><td>${i}</td><td>${esc(s.gpu)}</td><td>${esc(s.group ?? '')}</td><td>${gpus}</td>${meshCell(s)}` +
       `<td>${esc(s.layers)}</td><td>${esc(s.recompute ?? '')}</td>` +
       `<td class="membar-cell"><div class="membar ${level}" role="meter" aria-valuemin="0" aria-valuemax="${fixed(cap, 2)}"` +
       ` aria-valuenow="${fixed(used, 2)}" aria-label="Stage ${i} memory"><span style="width:${Number.isFinite(frac) ? Math.min(100, frac * 100).toFixed(1) : 0}%"></span></div>` +

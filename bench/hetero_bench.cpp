@@ -26,7 +26,8 @@ std::string describe(const Scenario& s, const PlanSpec& p) {
     out += buf;
   }
   out += " layers";
-  for (const StagePlan& st : p.stages) out += " " + std::to_string(st.layers) + (st.recompute == Recompute::kFull ? "F" : "");
+  for (const StagePlan& st : p.stages)
+    out += " " + std::to_string(st.layers) + (st.recompute == Recompute::kFull ? "F" : "");
   return out + " mbs" + std::to_string(p.micro_batch_size);
 }
 
@@ -35,10 +36,11 @@ std::string describe(const Scenario& s, const PlanSpec& p) {
 int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
   const PresetCatalog presets = load_builtin_presets();
-  std::printf("%-9s %-7s %12s %12s %7s %9s  %s\n", "model", "cluster", "upstream_s", "hetero_s", "gain", "search_ms",
-              "hetero plan (F = full recompute)");
+  std::printf("%-9s %-7s %12s %12s %7s %9s  %s\n", "model", "cluster", "upstream_s", "hetero_s",
+              "gain", "search_ms", "hetero plan (F = full recompute)");
   for (const char* model : {"mixtral-s", "mixtral-l"}) {
-    for (const char* cluster : {"16-1", "16-2", "16-3", "24-1", "24-2", "24-3", "32-1", "32-2", "32-3"}) {
+    for (const char* cluster :
+         {"16-1", "16-2", "16-3", "24-1", "24-2", "24-3", "32-1", "32-2", "32-3"}) {
       if (!only.empty() && std::string(cluster).find(only) == std::string::npos) continue;
       const bool small = std::string(model) == "mixtral-s";
       const json doc = {{"format", "hapmoe.scenario/1"},
@@ -56,7 +58,8 @@ int main(int argc, char** argv) {
       }
       const auto t0 = std::chrono::steady_clock::now();
       auto r = search_plans(s.value());
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (!r.ok()) return 1;
       const SearchResult& x = r.value();
       const double hetero = x.plans.empty() ? 0 : x.plans.front().metrics.iteration_time_s;

@@ -4,12 +4,12 @@
 
 #include <functional>
 
+#include "flagscale_checker.hpp"
 #include "hapmoe/flagscale_emit.hpp"
 #include "hapmoe/hetero_evaluate.hpp"
 #include "hapmoe/hetero_plan.hpp"
 #include "hapmoe/hetero_rules.hpp"
 #include "hapmoe/hetero_search.hpp"
-#include "flagscale_checker.hpp"
 #include "test_scenarios.hpp"
 
 using namespace hapmoe;
@@ -23,8 +23,12 @@ namespace {
 json two_type_cluster(double h800_gib = 80, double ascend_gib = 64, int gpn = 2) {
   return {{"name", "two"},
           {"groups",
-           {{{"gpu", {{"preset", "h800-sxm"}, {"memory_gib", h800_gib}}}, {"nodes", 1}, {"gpus_per_node", gpn}},
-            {{"gpu", {{"preset", "ascend-910b"}, {"memory_gib", ascend_gib}}}, {"nodes", 1}, {"gpus_per_node", gpn}}}},
+           {{{"gpu", {{"preset", "h800-sxm"}, {"memory_gib", h800_gib}}},
+             {"nodes", 1},
+             {"gpus_per_node", gpn}},
+            {{"gpu", {{"preset", "ascend-910b"}, {"memory_gib", ascend_gib}}},
+             {"nodes", 1},
+             {"gpus_per_node", gpn}}}},
           {"inter_group_gbps", 12.5}};
 }
 
@@ -110,14 +114,15 @@ TEST_CASE("hetero rules pass on a valid two-mesh plan and each fails on its own 
   CHECK(rule_of(rule_hetero_tied_first_last_dp(tied, p)) == "");
 
   // H800, 910B, H800 again: the H800 meshes are not adjacent.
-  Scenario three = hetero_scenario(
-      small_moe_model(), {{"groups",
-                           {{{"gpu", "h800-sxm"}, {"nodes", 1}, {"gpus_per_node", 2}},
-                            {{"gpu", "ascend-910b"}, {"nodes", 1}, {"gpus_per_node", 2}},
-                            {{"gpu", "h800-sxm"}, {"nodes", 1}, {"gpus_per_node", 2}}}}});
+  Scenario three = hetero_scenario(small_moe_model(),
+                                   {{"groups",
+                                     {{{"gpu", "h800-sxm"}, {"nodes", 1}, {"gpus_per_node", 2}},
+                                      {{"gpu", "ascend-910b"}, {"nodes", 1}, {"gpus_per_node", 2}},
+                                      {{"gpu", "h800-sxm"}, {"nodes", 1}, {"gpus_per_node", 2}}}}});
   p = ok;
   p.pp = 3;
-  p.stages = {stage(0, "h800-sxm", 3, 1, 2), stage(1, "ascend-910b", 3, 1, 2), stage(2, "h800-sxm", 2, 1, 2)};
+  p.stages = {stage(0, "h800-sxm", 3, 1, 2), stage(1, "ascend-910b", 3, 1, 2),
+              stage(2, "h800-sxm", 2, 1, 2)};
   CHECK(rule_of(rule_hetero_device_types_adjacent(three, p)) == "hetero_device_types_adjacent");
   std::swap(p.stages[1], p.stages[2]);
   CHECK(rule_of(rule_hetero_device_types_adjacent(three, p)) == "");
@@ -213,22 +218,25 @@ double hetero_brute_force(const Scenario& s) {
         p.vpp = 1;
         for (size_t i = 0; i < order.size(); ++i) {
           for (int j = 0; j < meshes[i].pp; ++j) {
-            p.stages.push_back(stage(order[i], s.cluster.groups[order[i]].gpu.id.c_str(), 1, meshes[i].tp, meshes[i].dp,
-                                     meshes[i].ep, meshes[i].etp));
+            p.stages.push_back(stage(order[i], s.cluster.groups[order[i]].gpu.id.c_str(), 1,
+                                     meshes[i].tp, meshes[i].dp, meshes[i].ep, meshes[i].etp));
           }
         }
         p.pp = static_cast<int>(p.stages.size());
         if (p.pp > L) return;
-        p.tp = p.stages[0].tp, p.dp = p.stages[0].dp, p.ep = p.stages[0].ep, p.etp = p.stages[0].etp;
+        p.tp = p.stages[0].tp, p.dp = p.stages[0].dp, p.ep = p.stages[0].ep,
+        p.etp = p.stages[0].etp;
         for (int mbs : {1, 2}) {
           p.micro_batch_size = mbs;
           std::function<void(int, int)> split = [&](int i, int left) {
             if (i == p.pp - 1) {
               p.stages[i].layers = left;
               for (int rc = 0; rc < (1 << p.pp); ++rc) {
-                for (int j = 0; j < p.pp; ++j) p.stages[j].recompute = (rc >> j) & 1 ? Recompute::kFull : Recompute::kNone;
+                for (int j = 0; j < p.pp; ++j)
+                  p.stages[j].recompute = (rc >> j) & 1 ? Recompute::kFull : Recompute::kNone;
                 auto ev = evaluate_hetero_plan(s, p);
-                if (ev.ok() && ev.value().metrics.fits_memory) best = std::min(best, ev.value().metrics.iteration_time_s);
+                if (ev.ok() && ev.value().metrics.fits_memory)
+                  best = std::min(best, ev.value().metrics.iteration_time_s);
               }
               return;
             }
@@ -302,7 +310,8 @@ TEST_CASE("hetero search equals the brute force on small instances, memory bindi
     }
   }
   CHECK(with_plan >= 4);
-  MESSAGE("instances with a plan: " << with_plan << ", best plan recomputes a stage: " << with_full_recompute);
+  MESSAGE("instances with a plan: " << with_plan
+                                    << ", best plan recomputes a stage: " << with_full_recompute);
 }
 
 TEST_CASE("hetero search equals the brute force with three groups, two of them identical") {
@@ -312,12 +321,18 @@ TEST_CASE("hetero search equals the brute force with three groups, two of them i
   model["num_layers"] = 5;
   for (double gib : {80.0, 6.4}) {
     CAPTURE(gib);
-    const json h800 = {{"gpu", {{"preset", "h800-sxm"}, {"memory_gib", gib}}}, {"nodes", 1}, {"gpus_per_node", 2}};
-    const json ascend = {{"gpu", {{"preset", "ascend-910b"}, {"memory_gib", gib}}}, {"nodes", 1}, {"gpus_per_node", 2}};
+    const json h800 = {
+        {"gpu", {{"preset", "h800-sxm"}, {"memory_gib", gib}}}, {"nodes", 1}, {"gpus_per_node", 2}};
+    const json ascend = {{"gpu", {{"preset", "ascend-910b"}, {"memory_gib", gib}}},
+                         {"nodes", 1},
+                         {"gpus_per_node", 2}};
     const json cluster = {{"groups", {h800, ascend, h800}}, {"inter_group_gbps", 12.5}};
     const Scenario s = hetero_scenario(model, cluster,
-                                       {{"recompute", {"none", "full"}}, {"baselines", false}, {"top_k", 1},
-                                        {"tp", {1}}, {"ep", {1, 2}}});
+                                       {{"recompute", {"none", "full"}},
+                                        {"baselines", false},
+                                        {"top_k", 1},
+                                        {"tp", {1}},
+                                        {"ep", {1, 2}}});
     const double brute = hetero_brute_force(s);
     REQUIRE(brute < 1e300);
     CHECK(searched_best(s) == doctest::Approx(brute).epsilon(1e-9));
@@ -337,7 +352,8 @@ TEST_CASE("the FlagScale YAML carries the hetero block, per-stage recompute and 
   CHECK(fs.yaml.find("      - [1, 8, 0]\n      - [1, 8, 1]") != std::string::npos);
   CHECK(fs.yaml.find("distributed_backend: flagcx") != std::string::npos);
   CHECK(fs.yaml.find("pipeline_model_parallel_layout") == std::string::npos);
-  CHECK(fs.hostfile.find("group0-host0 slots=2 type=h800-sxm\ngroup1-host0 slots=2 type=ascend-910b") !=
+  CHECK(fs.hostfile.find(
+            "group0-host0 slots=2 type=h800-sxm\ngroup1-host0 slots=2 type=ascend-910b") !=
         std::string::npos);
   REQUIRE(fs.warnings.size() == 1);
   CHECK(fs.warnings[0].find("flagcx") != std::string::npos);
@@ -357,14 +373,16 @@ TEST_CASE("emitted FlagScale configs pass FlagScale's hetero validation; broken 
   model["untie_embeddings_and_output_weights"] = false;  // tied: first/last tp rule applies
   int checked = 0, with_recompute = 0;
   for (double gib : {80.0, 6.4, 6.1}) {
-    const Scenario s = hetero_scenario(model, two_type_cluster(gib, gib, 2), {{"top_k", 5}, {"baselines", false}});
+    const Scenario s =
+        hetero_scenario(model, two_type_cluster(gib, gib, 2), {{"top_k", 5}, {"baselines", false}});
     auto r = hetero_search(s);
     REQUIRE(r.ok());
     for (const PlanEvaluation& ev : r.value().plans) {
       const FlagscaleConfig fs = flagscale_config(s, ev.plan);
       CAPTURE(fs.yaml);
       CHECK(flagscale_hetero_errors(fs.yaml, fs.hostfile).empty());
-      with_recompute += fs.yaml.find("recompute_granularity_per_stage_micro_batch") != std::string::npos;
+      with_recompute +=
+          fs.yaml.find("recompute_granularity_per_stage_micro_batch") != std::string::npos;
       ++checked;
     }
   }
@@ -379,11 +397,18 @@ TEST_CASE("emitted FlagScale configs pass FlagScale's hetero validation; broken 
   auto fails = [&](const std::string& yaml, const std::string& hostfile) {
     return !flagscale_hetero_errors(yaml, hostfile).empty();
   };
-  CHECK(fails(replaced(fs.yaml, "hetero_pipeline_layer_split: [5, 3]", "hetero_pipeline_layer_split: [5, 2]"), fs.hostfile));
-  CHECK(fails(replaced(fs.yaml, "[1, 1, 1, 2, 1, 2, 1, 1, 1, 1]", "[1, 1, 1, 2, 1, 2, 1, 1, 4, 1]"), fs.hostfile));
-  CHECK(fails(replaced(fs.yaml, "[1, 1, 1, 2, 1, 2, 1, 1, 1, 1]", "[1, 2, 1, 1, 1, 2, 1, 1, 1, 1]"), fs.hostfile));
-  CHECK(fails(replaced(fs.yaml, "pipeline_model_parallel_size: 2", "pipeline_model_parallel_size: 3"), fs.hostfile));
+  CHECK(fails(replaced(fs.yaml, "hetero_pipeline_layer_split: [5, 3]",
+                       "hetero_pipeline_layer_split: [5, 2]"),
+              fs.hostfile));
+  CHECK(fails(replaced(fs.yaml, "[1, 1, 1, 2, 1, 2, 1, 1, 1, 1]", "[1, 1, 1, 2, 1, 2, 1, 1, 4, 1]"),
+              fs.hostfile));
+  CHECK(fails(replaced(fs.yaml, "[1, 1, 1, 2, 1, 2, 1, 1, 1, 1]", "[1, 2, 1, 1, 1, 2, 1, 1, 1, 1]"),
+              fs.hostfile));
+  CHECK(
+      fails(replaced(fs.yaml, "pipeline_model_parallel_size: 2", "pipeline_model_parallel_size: 3"),
+            fs.hostfile));
   CHECK(fails(replaced(fs.yaml, "      - [1, 8, 1]", "      - [1, 7, 1]"), fs.hostfile));
   CHECK(fails(fs.yaml, replaced(fs.hostfile, "type=ascend-910b", "type=h800-sxm")));
-  CHECK(fails(fs.yaml, replaced(fs.hostfile, "slots=2 type=ascend-910b", "slots=4 type=ascend-910b")));
+  CHECK(fails(fs.yaml,
+              replaced(fs.hostfile, "slots=2 type=ascend-910b", "slots=4 type=ascend-910b")));
 }

@@ -15,24 +15,32 @@ namespace hapmoe {
 namespace {
 
 // Megatron flags the hetero block replaces (parallel sizes, layout, VPP, recompute, batch).
-const std::set<std::string> kReplaced = {
-    "tensor_model_parallel_size",   "pipeline_model_parallel_size", "context_parallel_size",
-    "expert_model_parallel_size",   "expert_tensor_parallel_size",  "sequence_parallel",
-    "pipeline_model_parallel_layout", "num_virtual_stages_per_pipeline_rank", "num_layers_per_virtual_pipeline_stage",
-    "recompute_granularity",        "recompute_method",             "recompute_num_layers",
-    "recompute_modules",            "micro_batch_size"};
+const std::set<std::string> kReplaced = {"tensor_model_parallel_size",
+                                         "pipeline_model_parallel_size",
+                                         "context_parallel_size",
+                                         "expert_model_parallel_size",
+                                         "expert_tensor_parallel_size",
+                                         "sequence_parallel",
+                                         "pipeline_model_parallel_layout",
+                                         "num_virtual_stages_per_pipeline_rank",
+                                         "num_layers_per_virtual_pipeline_stage",
+                                         "recompute_granularity",
+                                         "recompute_method",
+                                         "recompute_num_layers",
+                                         "recompute_modules",
+                                         "micro_batch_size"};
 
 // Keys FlagScale's examples keep under `data` (the rest of the model flags go under `model`).
 bool is_data_key(const std::string& k) {
-  return k == "mock_data" || k == "data_path" || k == "split" || k.rfind("tokenizer", 0) == 0 || k == "vocab_file" ||
-         k == "merge_file";
+  return k == "mock_data" || k == "data_path" || k == "split" || k.rfind("tokenizer", 0) == 0 ||
+         k == "vocab_file" || k == "merge_file";
 }
 
 // Keys under `system` in FlagScale's examples (optimizer sharding, overlap, precision, logging).
 bool is_system_key(const std::string& k) {
-  for (const char* p : {"use_distributed_optimizer", "overlap_", "bf16", "fp16", "fp8", "use_precision_aware",
-                        "main_grads", "main_params", "exp_avg", "optimizer_", "grad_reduce", "cuda_graph", "log_",
-                        "delay_wgrad", "recompute_"}) {
+  for (const char* p : {"use_distributed_optimizer", "overlap_", "bf16", "fp16", "fp8",
+                        "use_precision_aware", "main_grads", "main_params", "exp_avg", "optimizer_",
+                        "grad_reduce", "cuda_graph", "log_", "delay_wgrad", "recompute_"}) {
     if (k.rfind(p, 0) == 0) return true;
   }
   return false;
@@ -80,7 +88,8 @@ bool is_number(const std::string& v) {
 // A YAML scalar: numbers and plain words as they are, anything else single-quoted.
 std::string scalar(const std::string& v) {
   const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/';
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+           c == '/';
   });
   if (is_number(v) || (plain && v != "true" && v != "false" && v != "null")) return v;
   std::string q = "'";
@@ -107,7 +116,9 @@ std::string flow_list(const std::vector<T>& v) {
 
 bool mixed_vendors(const Scenario& s, const PlanSpec& p) {
   for (const StagePlan& st : p.stages) {
-    if (s.cluster.groups[st.group].gpu.vendor != s.cluster.groups[p.stages.front().group].gpu.vendor) return true;
+    if (s.cluster.groups[st.group].gpu.vendor !=
+        s.cluster.groups[p.stages.front().group].gpu.vendor)
+      return true;
   }
   return false;
 }
@@ -127,11 +138,13 @@ void write_hetero_block(const Scenario& s, const PlanSpec& p, std::ostringstream
     << "    enable_hetero: true\n"
     << "    hetero_process_meshes: " << flow_list(meshes_flat) << "  # TP CP EP DP PP per mesh\n"
     << "    hetero_device_types: " << flow_list(types) << "\n"
-    << "    hetero_current_device_type: " << types.front() << "  # the runner sets it per host from the hostfile\n"
+    << "    hetero_current_device_type: " << types.front()
+    << "  # the runner sets it per host from the hostfile\n"
     << "    hetero_pipeline_layer_split: " << flow_list(split) << "\n"
     << "    expert_tensor_parallel_size_per_process_mesh: " << flow_list(etps) << "\n"
     << "    standalone_embedding_stage: false\n";
-  if (tied && meshes.front().dp != meshes.back().dp) y << "    use_partial_reduce_for_shared_embedding: true\n";
+  if (tied && meshes.front().dp != meshes.back().dp)
+    y << "    use_partial_reduce_for_shared_embedding: true\n";
 }
 
 void write_recompute_block(const PlanSpec& p, long long m, std::ostringstream& y) {
@@ -145,7 +158,8 @@ void write_recompute_block(const PlanSpec& p, long long m, std::ostringstream& y
   if (all_selective || !any_full) return;  // selective: Megatron's own flags, kept in system
   auto runs = [&](const std::vector<int>& values) {
     std::string out;
-    for (const auto& r : per_stage_recompute_runs(values, m)) out += "      - " + flow_list(r) + "\n";
+    for (const auto& r : per_stage_recompute_runs(values, m))
+      out += "      - " + flow_list(r) + "\n";
     return out;
   };
   y << "  recompute:\n"
@@ -155,7 +169,8 @@ void write_recompute_block(const PlanSpec& p, long long m, std::ostringstream& y
     << "    # per stage: [stages, micro-batches, value]; granularity 1 = full recompute, 0 = none\n"
     << "    recompute_granularity_per_stage_micro_batch:\n"
     << runs(full) << "    recompute_method_per_stage_micro_batch:\n"
-    << runs(std::vector<int>(p.stages.size(), 0)) << "    recompute_num_layers_per_stage_micro_batch:\n"
+    << runs(std::vector<int>(p.stages.size(), 0))
+    << "    recompute_num_layers_per_stage_micro_batch:\n"
     << runs(full);
 }
 
@@ -185,17 +200,18 @@ std::vector<std::string> hetero_plan_warnings(const Scenario& s, const PlanSpec&
     for (const StagePlan& st : plan.stages) vendors.insert(s.cluster.groups[st.group].gpu.vendor);
     std::string list;
     for (const auto& v : vendors) list += (list.empty() ? "" : " + ") + v;
-    w.push_back("stages span GPU vendors (" + list +
-                "): one collective library cannot connect them; the config sets FlagScale's flagcx backend "
-                "(distributed_backend: flagcx, needs FlagCX built for every vendor) -- or set "
-                "hetero_use_cpu_communication: true for CPU (gloo) communication, much slower than the "
-                "modelled inter-group link");
+    w.push_back(
+        "stages span GPU vendors (" + list +
+        "): one collective library cannot connect them; the config sets FlagScale's flagcx backend "
+        "(distributed_backend: flagcx, needs FlagCX built for every vendor) -- or set "
+        "hetero_use_cpu_communication: true for CPU (gloo) communication, much slower than the "
+        "modelled inter-group link");
   }
   return w;
 }
 
-std::vector<std::vector<long long>> per_stage_recompute_runs(const std::vector<int>& value_per_stage,
-                                                             long long num_microbatches) {
+std::vector<std::vector<long long>> per_stage_recompute_runs(
+    const std::vector<int>& value_per_stage, long long num_microbatches) {
   std::vector<std::vector<long long>> runs;
   for (size_t i = 0; i < value_per_stage.size();) {
     size_t j = i;
@@ -216,7 +232,8 @@ FlagscaleConfig flagscale_config(const Scenario& s, const PlanSpec& plan) {
   for (int i = 0; i < p.pp; ++i) any_tp = any_tp || stage_tp(p, i) > 1;
   const MegatronCommand cmd = megatron_command(s, p);
   bool all_selective = true;
-  for (const StagePlan& st : p.stages) all_selective = all_selective && st.recompute == Recompute::kSelective;
+  for (const StagePlan& st : p.stages)
+    all_selective = all_selective && st.recompute == Recompute::kSelective;
 
   std::ostringstream y, model, data;
   y << "# FlagScale heterogeneous training (hapmoe plan): save as conf/train/hapmoe.yaml\n"
@@ -225,9 +242,11 @@ FlagscaleConfig flagscale_config(const Scenario& s, const PlanSpec& plan) {
     << "  pipeline_model_parallel_size: " << p.pp << "\n"
     << "  context_parallel_size: 1\n";
   if (s.model.is_moe()) {
-    y << "  expert_model_parallel_size: " << mesh0.ep << "\n  expert_tensor_parallel_size: " << mesh0.etp << "\n";
+    y << "  expert_model_parallel_size: " << mesh0.ep
+      << "\n  expert_tensor_parallel_size: " << mesh0.etp << "\n";
   }
-  y << "  sequence_parallel: " << (any_tp ? "true" : "false") << "  # FlagScale turns it off on tp-1 meshes\n";
+  y << "  sequence_parallel: " << (any_tp ? "true" : "false")
+    << "  # FlagScale turns it off on tp-1 meshes\n";
   if (mixed_vendors(s, p)) y << "  distributed_backend: flagcx\n";
   for (const auto& [key, vals] : parse_args(cmd.args)) {
     const bool selective_flag = key == "recompute_granularity" || key == "recompute_modules";
@@ -237,16 +256,19 @@ FlagscaleConfig flagscale_config(const Scenario& s, const PlanSpec& plan) {
   }
   write_hetero_block(s, p, y);
   write_recompute_block(p, m, y);
-  y << "model:\n" << model.str() << "  micro_batch_size: " << p.micro_batch_size
+  y << "model:\n"
+    << model.str() << "  micro_batch_size: " << p.micro_batch_size
     << "  # mesh i runs dp0 x micro_batch_size / dp_i sequences\n";
   y << "data:\n" << (data.str().empty() ? "  mock_data: true\n" : data.str());
   out.yaml = y.str();
 
   std::ostringstream e;
-  e << "# conf/hapmoe.yaml; run: python run.py --config-path ./conf --config-name hapmoe action=run\n"
+  e << "# conf/hapmoe.yaml; run: python run.py --config-path ./conf --config-name hapmoe "
+       "action=run\n"
     << "defaults:\n  - train: hapmoe\n  - _self_\n"
     << "experiment:\n  exp_name: hapmoe\n  exp_dir: ./outputs_hapmoe\n"
-    << "  task:\n    type: train\n    backend: megatron\n    entrypoint: flagscale/train/train_gpt.py\n"
+    << "  task:\n    type: train\n    backend: megatron\n    entrypoint: "
+       "flagscale/train/train_gpt.py\n"
     << "  runner:\n    backend: torchrun\n    hostfile: hostfile\n"
     << "  envs:\n";
   for (const auto& [k, v] : cmd.env) e << "    " << k << ": " << scalar(v) << "\n";

@@ -37,7 +37,8 @@ std::vector<StageLinks> hetero_stage_links(const ClusterSpec& c, const PlanSpec&
   std::vector<long long> used(c.groups.size(), 0);
   for (int i = 0; i < n; ++i) {
     first_rank[i] = used[p.stages[i].group];
-    used[p.stages[i].group] += static_cast<long long>(stage_tp(p, i)) * stage_cp(p, i) * stage_dp(p, i);
+    used[p.stages[i].group] +=
+        static_cast<long long>(stage_tp(p, i)) * stage_cp(p, i) * stage_dp(p, i);
   }
   for (int i = 0; i + 1 < n; ++i) {
     const int ga = p.stages[i].group, gb = p.stages[i + 1].group;
@@ -48,29 +49,40 @@ std::vector<StageLinks> hetero_stage_links(const ClusterSpec& c, const PlanSpec&
       // Both stages' ranks on one node: the scale-up link; else the group's scale-out link.
       const NodeGroup& g = c.groups[ga];
       const long long last_rank_b = used_after(first_rank, p, i + 1) - 1;
-      l = first_rank[i] / g.gpus_per_node == last_rank_b / g.gpus_per_node ? scale_up_link(g) : scale_out_link(g);
+      l = first_rank[i] / g.gpus_per_node == last_rank_b / g.gpus_per_node ? scale_up_link(g)
+                                                                           : scale_out_link(g);
     }
     const int ta = stage_tp(p, i), tb = stage_tp(p, i + 1);
     const int sa = seq_shards(ta, stage_cp(p, i), tb), sb = seq_shards(tb, stage_cp(p, i + 1), ta);
     const int da = stage_dp(p, i), db = stage_dp(p, i + 1);
-    links[i].next = with_pieces(l, reshard_pieces_per_rank(sa, sb) * reshard_pieces_per_rank(da, db));
-    links[i + 1].prev = with_pieces(l, reshard_pieces_per_rank(sb, sa) * reshard_pieces_per_rank(db, da));
+    links[i].next =
+        with_pieces(l, reshard_pieces_per_rank(sa, sb) * reshard_pieces_per_rank(da, db));
+    links[i + 1].prev =
+        with_pieces(l, reshard_pieces_per_rank(sb, sa) * reshard_pieces_per_rank(db, da));
   }
   return links;
 }
 
 const StageCostModel* HeteroModelCache::get(const Mesh& mesh, int group) {
-  const Key key{group, mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size, mesh.sequence_parallel,
+  const Key key{group,
+                mesh.tp,
+                mesh.cp,
+                mesh.ep,
+                mesh.etp,
+                mesh.micro_batch_size,
+                mesh.sequence_parallel,
                 static_cast<int>(mesh.recompute)};
   auto it = models_.find(key);
   if (it != models_.end()) return it->second.get();
   auto shape = shapes_.find(mesh.tp);
-  if (shape == shapes_.end()) shape = shapes_.emplace(mesh.tp, derive_model_shape(s_.model, mesh.tp)).first;
+  if (shape == shapes_.end())
+    shape = shapes_.emplace(mesh.tp, derive_model_shape(s_.model, mesh.tp)).first;
   auto model = std::make_unique<StageCostModel>(s_, shape->second, mesh, group);
   return models_.emplace(key, std::move(model)).first->second.get();
 }
 
-PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& plan, HeteroModelCache& cache) {
+PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& plan,
+                                          HeteroModelCache& cache) {
   PlanEvaluation ev;
   ev.plan = plan;
   fill_stage_meshes(&ev.plan);
@@ -103,7 +115,8 @@ PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& pla
   const double tokens = static_cast<double>(s.training.global_batch_size) * s.training.seq_length;
   x.tokens_per_s = tokens / x.iteration_time_s;
   x.tokens_per_s_per_gpu = x.tokens_per_s / static_cast<double>(x.gpus_used);
-  const double flops = megatron_model_flops(s.model, stage_tp(plan, 0), static_cast<double>(s.training.global_batch_size),
+  const double flops = megatron_model_flops(s.model, stage_tp(plan, 0),
+                                            static_cast<double>(s.training.global_batch_size),
                                             s.training.seq_length);
   x.tflops_per_gpu = flops / x.iteration_time_s / static_cast<double>(x.gpus_used) / 1e12;
   x.iteration_time_error_fraction = kCalibrationErrorFraction;
@@ -114,7 +127,8 @@ PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& pla
 
 Expected<PlanEvaluation> evaluate_hetero_plan(const Scenario& s, const PlanSpec& plan) {
   if (auto v = check_hetero_plan_rules(s, plan)) {
-    return Error{"rule:" + v->rule, "FlagScale hetero rule \"" + v->rule + "\": " + v->message, v->field};
+    return Error{"rule:" + v->rule, "FlagScale hetero rule \"" + v->rule + "\": " + v->message,
+                 v->field};
   }
   HeteroModelCache cache(s);
   return evaluate_hetero_with_cache(s, plan, cache);

@@ -26,11 +26,18 @@ int stage_etp(const PlanSpec& p, int i) { return own_or(p.stages[i].etp, p.etp);
 std::vector<HeteroMesh> hetero_meshes(const PlanSpec& p) {
   std::vector<HeteroMesh> out;
   for (int i = 0; i < static_cast<int>(p.stages.size()); ++i) {
-    const HeteroMesh m{p.stages[i].group, stage_tp(p, i), stage_cp(p, i), stage_ep(p, i),
-                       stage_etp(p, i),   stage_dp(p, i), 1,              i};
+    const HeteroMesh m{p.stages[i].group,
+                       stage_tp(p, i),
+                       stage_cp(p, i),
+                       stage_ep(p, i),
+                       stage_etp(p, i),
+                       stage_dp(p, i),
+                       1,
+                       i};
     if (!out.empty()) {
       HeteroMesh& b = out.back();
-      if (b.group == m.group && b.tp == m.tp && b.cp == m.cp && b.ep == m.ep && b.etp == m.etp && b.dp == m.dp) {
+      if (b.group == m.group && b.tp == m.tp && b.cp == m.cp && b.ep == m.ep && b.etp == m.etp &&
+          b.dp == m.dp) {
         ++b.pp;
         continue;
       }
@@ -53,7 +60,8 @@ Mesh hetero_stage_mesh(const PlanSpec& p, int i) {
   m.dp = stage_dp(p, i);
   m.pp = p.pp;
   m.vpp = 1;
-  m.micro_batch_size = hetero_micro_batch(p.stages.empty() ? p.dp : stage_dp(p, 0), p.micro_batch_size, m.dp);
+  m.micro_batch_size =
+      hetero_micro_batch(p.stages.empty() ? p.dp : stage_dp(p, 0), p.micro_batch_size, m.dp);
   m.sequence_parallel = m.tp > 1;
   m.recompute = p.stages[i].recompute;
   return m;
@@ -62,8 +70,8 @@ Mesh hetero_stage_mesh(const PlanSpec& p, int i) {
 std::string device_type_of(const GpuSpec& gpu) {
   std::string t = gpu.id.empty() || gpu.id == "custom" ? gpu.name : gpu.id;
   for (char& c : t) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '.' || c == '-';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
     if (!ok) c = '_';
   }
   return t.empty() ? "gpu" : t;

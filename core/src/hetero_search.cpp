@@ -8,109 +8,22 @@
 #include "hapmoe/hetero_evaluate.hpp"
 #include "hapmoe/hetero_plan.hpp"
 #include "hapmoe/hetero_rules.hpp"
+#include "hapmoe/hetero_space.hpp"
 #include "hapmoe/hetero_split.hpp"
 
 namespace hapmoe {
 
-namespace {
-
-std::vector<int> or_default(const std::vector<int>& given, std::vector<int> fallback) {
-  return given.empty() ? fallback : given;
-}
-
-std::vector<int> powers_of_two_dividing(int n) {
-  std::vector<int> out;
-  for (int x = 1; x <= n; x *= 2) {
-    if (n % x == 0) out.push_back(x);
-  }
-  return out;
-}
-
-bool allowed(const std::vector<int>& list, int v) {
-  return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
-}
-
-}  // namespace
-
-std::vector<HeteroShape> hetero_group_shapes(const Scenario& s, int group) {
-  const SearchSpec& sp = s.search;
-  const NodeGroup& g = s.cluster.groups[group];
-  const long long gpus = g.gpus();
-  const std::vector<int> eps = or_default(sp.ep, s.model.is_moe() ? powers_of_two_dividing(s.model.num_experts) : std::vector<int>{1});
-  std::vector<HeteroShape> out;
-  for (int tp : or_default(sp.tp, powers_of_two_dividing(g.gpus_per_node))) {
-    if (gpus % tp != 0) continue;
-    for (long long pp = 1; pp <= gpus / tp && pp <= s.model.num_layers; ++pp) {
-      if ((gpus / tp) % pp != 0) continue;
-      const long long dp = gpus / tp / pp;
-      const std::vector<int> etps = tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
-      for (int ep : eps) {
-        for (int etp : or_default(sp.etp, etps)) {
-          Mesh m;
-          m.tp = tp;
-          m.dp = static_cast<int>(dp);
-          m.pp = static_cast<int>(pp);
-          m.ep = ep;
-          m.etp = etp;
-          m.sequence_parallel = tp > 1;
-          if (check_shape_rules(s, m) || check_group_rules(s, m, group)) continue;
-          out.push_back({tp, ep, etp, static_cast<int>(dp), static_cast<int>(pp)});
-        }
-      }
-    }
-  }
-  return out;
-}
-
 std::string hetero_plan_key(const PlanSpec& p) {
   std::string k = std::to_string(p.pp) + "," + std::to_string(p.micro_batch_size);
   for (const auto& st : p.stages) {
-    k += "|" + std::to_string(st.group) + ":" + std::to_string(st.layers) + ":" + to_string(st.recompute);
+    k += "|" + std::to_string(st.group) + ":" + std::to_string(st.layers) + ":" +
+         to_string(st.recompute);
     for (int v : {st.tp, st.cp, st.dp, st.ep, st.etp}) k += "," + std::to_string(v);
   }
   return k;
 }
 
 namespace {
-
-// Group orders along the pipeline, shortest first: sequences of distinct groups in which groups
-// of one device type are adjacent (rule_hetero_device_types_adjacent). Identical groups are
-// interchangeable (same GPUs, same links), so among them the lowest unused index comes first. At
-// most max_orders orders; false when that cut the list.
-bool group_orders(const Scenario& s, size_t max_orders, std::vector<std::vector<int>>& out) {
-  const auto& groups = s.cluster.groups;
-  const int n = static_cast<int>(groups.size());
-  std::vector<std::string> type(n);
-  for (int g = 0; g < n; ++g) type[g] = device_type_of(groups[g].gpu);
-  auto extends = [&](const std::vector<int>& prefix, int g) {
-    std::vector<bool> used(n, false);
-    for (int x : prefix) used[x] = true;
-    if (used[g]) return false;
-    for (int h = 0; h < g; ++h) {
-      if (!used[h] && groups[h] == groups[g]) return false;  // its identical twin h comes first
-    }
-    if (prefix.empty() || type[prefix.back()] == type[g]) return true;
-    for (int x : prefix) {
-      if (type[x] == type[g]) return false;  // this type's meshes would not be adjacent
-    }
-    return true;
-  };
-  std::vector<std::vector<int>> level = {{}};
-  while (!level.empty()) {
-    std::vector<std::vector<int>> next;
-    for (const auto& prefix : level) {
-      for (int g = 0; g < n; ++g) {
-        if (!extends(prefix, g)) continue;
-        if (out.size() >= max_orders) return false;
-        next.push_back(prefix);
-        next.back().push_back(g);
-        out.push_back(next.back());
-      }
-    }
-    level = std::move(next);
-  }
-  return true;
-}
 
 struct Entry {
   double bound_s;
@@ -120,8 +33,9 @@ struct Entry {
 };
 
 // The plan of an entry with a given split and per-stage recompute.
-PlanSpec entry_plan(const Scenario& s, const std::vector<int>& order, const std::vector<HeteroShape>& meshes, int mbs,
-                    const std::vector<int>& layers, const std::vector<Recompute>& recompute) {
+PlanSpec entry_plan(const Scenario& s, const std::vector<int>& order,
+                    const std::vector<HeteroShape>& meshes, int mbs, const std::vector<int>& layers,
+                    const std::vector<Recompute>& recompute) {
   PlanSpec p;
   p.micro_batch_size = mbs;
   p.vpp = 1;
@@ -144,22 +58,6 @@ PlanSpec entry_plan(const Scenario& s, const std::vector<int>& order, const std:
   p.tp = first.tp, p.cp = 1, p.dp = first.dp, p.ep = first.ep, p.etp = first.etp;
   p.sequence_parallel = p.tp > 1;
   return p;
-}
-
-// The recompute choices the DP is given per stage: "none"/"full" (chosen per stage) and, as a
-// separate run, "selective" on every stage.
-std::vector<std::vector<Recompute>> recompute_sets(const Scenario& s) {
-  const std::vector<Recompute> all = s.search.recompute.empty()
-                                         ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
-                                         : s.search.recompute;
-  std::vector<Recompute> per_stage;
-  for (Recompute r : {Recompute::kNone, Recompute::kFull}) {
-    if (std::find(all.begin(), all.end(), r) != all.end()) per_stage.push_back(r);
-  }
-  std::vector<std::vector<Recompute>> sets;
-  if (!per_stage.empty()) sets.push_back(per_stage);
-  if (std::find(all.begin(), all.end(), Recompute::kSelective) != all.end()) sets.push_back({Recompute::kSelective});
-  return sets;
 }
 
 // The best k plans so far, best first. Each plan carries a tag (its entry and recompute set):
@@ -206,12 +104,19 @@ constexpr size_t kSeededEntries = 1024;
 
 class HeteroSearch {
  public:
-  HeteroSearch(const Scenario& s, const SearchControl& control, const SearchBudget& budget, SearchResult& r)
-      : s_(s), control_(control), budget_(budget), r_(r), st_(r.stats), cache_(s), top_(std::max(1, s.search.top_k)) {}
+  HeteroSearch(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
+               SearchResult& r)
+      : s_(s),
+        control_(control),
+        budget_(budget),
+        r_(r),
+        st_(r.stats),
+        cache_(s),
+        top_(std::max(1, s.search.top_k)) {}
 
   void run() {
     build_entries();
-    const auto sets = recompute_sets(s_);
+    const auto sets = hetero_recompute_sets(s_);
     for (size_t e = 0; e < entries_.size() && e < kSeededEntries; ++e) {
       if (counters_.stage_costs >= budget_.max_stage_costs / 2) break;
       for (size_t k = 0; k < sets.size(); ++k) split_entry(e, k, sets[k], true);
@@ -222,7 +127,8 @@ class HeteroSearch {
         st_.cancelled = true;
         break;
       }
-      if (control_.progress && done % 64 == 0) control_.progress(static_cast<double>(done) / entries_.size(), st_.evaluated);
+      if (control_.progress && done % 64 == 0)
+        control_.progress(static_cast<double>(done) / entries_.size(), st_.evaluated);
       if (entries_[done].bound_s >= top_.threshold()) {
         st_.pruned["lower_bound"] += static_cast<long long>(entries_.size() - done);
         break;
@@ -246,22 +152,26 @@ class HeteroSearch {
  private:
   std::vector<HeteroShape> meshes_of(const Entry& e) const {
     std::vector<HeteroShape> m;
-    for (size_t k = 0; k < e.shapes.size(); ++k) m.push_back(shapes_[orders_[e.order][k]][e.shapes[k]]);
+    for (size_t k = 0; k < e.shapes.size(); ++k)
+      m.push_back(shapes_[orders_[e.order][k]][e.shapes[k]]);
     return m;
   }
 
   void build_entries() {
     // FlagScale's hetero mode runs CP 1 and no virtual pipeline: a search that excludes either
     // has nothing to plan.
-    for (const auto& [values, rule] : {std::pair{&s_.search.cp, "hetero_cp_unsupported"}, std::pair{&s_.search.vpp, "hetero_no_vpp"}}) {
-      if (!allowed(*values, 1)) {
+    for (const auto& [values, rule] : {std::pair{&s_.search.cp, "hetero_cp_unsupported"},
+                                       std::pair{&s_.search.vpp, "hetero_no_vpp"}}) {
+      if (!search_allows(*values, 1)) {
         ++st_.pruned[rule];
         return;
       }
     }
-    const bool all_orders = group_orders(s_, static_cast<size_t>(budget_.max_orders), orders_);
-    for (int g = 0; g < static_cast<int>(s_.cluster.groups.size()); ++g) shapes_.push_back(hetero_group_shapes(s_, g));
-    const std::vector<int> mbss = or_default(s_.search.micro_batch_size, {1, 2});
+    const bool all_orders =
+        hetero_group_orders(s_, static_cast<size_t>(budget_.max_orders), orders_);
+    for (int g = 0; g < static_cast<int>(s_.cluster.groups.size()); ++g)
+      shapes_.push_back(hetero_group_shapes(s_, g));
+    const std::vector<int> mbss = search_values_or(s_.search.micro_batch_size, {1, 2});
     for (int o = 0; o < static_cast<int>(orders_.size()) && !st_.budget_reached; ++o) {
       std::vector<int> idx(orders_[o].size(), 0);
       bool empty = false;
@@ -270,11 +180,13 @@ class HeteroSearch {
       while (true) {
         for (int mbs : mbss) add_entry(o, idx, mbs);
         size_t k = 0;  // next combination of shapes (odometer)
-        while (k < idx.size() && ++idx[k] == static_cast<int>(shapes_[orders_[o][k]].size())) idx[k++] = 0;
+        while (k < idx.size() && ++idx[k] == static_cast<int>(shapes_[orders_[o][k]].size()))
+          idx[k++] = 0;
         if (k == idx.size() || st_.budget_reached) break;
       }
     }
-    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) { return a.bound_s < b.bound_s; });
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const Entry& a, const Entry& b) { return a.bound_s < b.bound_s; });
     if (!all_orders) st_.budget_reached = true;
   }
 
@@ -289,13 +201,14 @@ class HeteroSearch {
     const std::vector<HeteroShape> meshes = meshes_of(e);
     int pp = 0;
     for (const HeteroShape& h : meshes) pp += h.pp;
-    if (pp > s_.model.num_layers || !allowed(s_.search.pp, pp)) {
+    if (pp > s_.model.num_layers || !search_allows(s_.search.pp, pp)) {
       ++st_.pruned[pp > s_.model.num_layers ? "pp_within_layers" : "pp_not_requested"];
       return;
     }
     std::vector<int> layers(pp, 1);
     layers.back() = s_.model.num_layers - pp + 1;
-    const PlanSpec plan = entry_plan(s_, orders_[o], meshes, mbs, layers, std::vector<Recompute>(pp, Recompute::kNone));
+    const PlanSpec plan = entry_plan(s_, orders_[o], meshes, mbs, layers,
+                                     std::vector<Recompute>(pp, Recompute::kNone));
     if (auto v = check_hetero_plan_rules(s_, plan)) {
       ++st_.pruned[v->rule];
       return;
@@ -386,8 +299,8 @@ class HeteroSearch {
     if (split) offer(tag, e, meshes, set, *split);
   }
 
-  void offer(long long tag, const Entry& e, const std::vector<HeteroShape>& meshes, const std::vector<Recompute>& set,
-             const HeteroSplit& split) {
+  void offer(long long tag, const Entry& e, const std::vector<HeteroShape>& meshes,
+             const std::vector<Recompute>& set, const HeteroSplit& split) {
     std::vector<Recompute> rc(split.layers.size());
     for (size_t i = 0; i < rc.size(); ++i) rc[i] = set[split.option[i]];
     const PlanSpec best = entry_plan(s_, orders_[e.order], meshes, e.mbs, split.layers, rc);
@@ -417,7 +330,9 @@ void compare_with_upstream(const Scenario& s, const SearchBudget& budget, Search
   auto u = search_plans(up, {}, budget);
   if (!u || u->plans.empty() || r.plans.empty()) return;
   const double best = r.plans.front().metrics.iteration_time_s;
-  auto rebase = [best](const PlanEvaluation& ev) { return Baseline{ev, ev.metrics.iteration_time_s / best}; };
+  auto rebase = [best](const PlanEvaluation& ev) {
+    return Baseline{ev, ev.metrics.iteration_time_s / best};
+  };
   r.upstream = rebase(u->plans.front());
   if (u->megatron_default) r.megatron_default = rebase(u->megatron_default->evaluation);
   if (u->uniform) r.uniform = rebase(u->uniform->evaluation);
@@ -425,17 +340,20 @@ void compare_with_upstream(const Scenario& s, const SearchBudget& budget, Search
 
 }  // namespace
 
-Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
+Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& control,
+                                     const SearchBudget& budget) {
   const auto start = std::chrono::steady_clock::now();
   if (!s.search.layer_split.empty()) {
-    return Error{"unsupported", "search.layer_split is not supported in \"hetero\" mode (the split is searched)",
+    return Error{"unsupported",
+                 "search.layer_split is not supported in \"hetero\" mode (the split is searched)",
                  "search.layer_split"};
   }
   SearchResult r;
   if (control.progress) control.progress(0.0, 0);
   HeteroSearch(s, control, budget, r).run();
   if (s.search.baselines && !r.stats.cancelled) compare_with_upstream(s, budget, r);
-  r.stats.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  r.stats.elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
 

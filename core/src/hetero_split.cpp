@@ -43,7 +43,8 @@ void insert_pareto(std::vector<Label>& there, const Label& next, SplitCounters* 
     }
   }
   const size_t before = there.size();
-  there.erase(std::remove_if(there.begin(), there.end(), [&](const Label& o) { return dominates(next, o); }),
+  there.erase(std::remove_if(there.begin(), there.end(),
+                             [&](const Label& o) { return dominates(next, o); }),
               there.end());
   k->dominated += static_cast<long long>(before - there.size());
   there.push_back(next);
@@ -66,7 +67,8 @@ std::vector<double> suffix_min_layer_times(const HeteroSplitProblem& p) {
 }
 }  // namespace
 
-std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitCounters* k, HeteroSplitStatus* status) {
+std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitCounters* k,
+                                             HeteroSplitStatus* status) {
   const int pp = static_cast<int>(p.options.size()), L = p.num_layers;
   if (pp < 1 || pp > L) return std::nullopt;
   const std::vector<double> suffix = suffix_min_layer_times(p);
@@ -81,7 +83,9 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
   };
   long long ops = 0;  // label comparisons, counted against the stage-cost budget
   std::vector<std::vector<Label>> states(static_cast<size_t>(pp + 1) * (L + 1));
-  auto state = [&](int i, int j) -> std::vector<Label>& { return states[static_cast<size_t>(i) * (L + 1) + j]; };
+  auto state = [&](int i, int j) -> std::vector<Label>& {
+    return states[static_cast<size_t>(i) * (L + 1) + j];
+  };
   state(0, 0).push_back({0, 0, 0, -1, -1, -1});
   for (int i = 0; i < pp; ++i) {
     const int stages_after = pp - i - 1;
@@ -109,10 +113,15 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
           double least_grows = 1e300;
           for (int li = 0; li < static_cast<int>(here.size()); ++li) {
             const Label& lab = here[li];
-            const Label next{lab.sum_c + c.per_microbatch_s(), std::max(lab.max_c, c.per_microbatch_s()),
-                             std::max(lab.max_tail, c.tail_s()), j, li, o};
+            const Label next{lab.sum_c + c.per_microbatch_s(),
+                             std::max(lab.max_c, c.per_microbatch_s()),
+                             std::max(lab.max_tail, c.tail_s()),
+                             j,
+                             li,
+                             o};
             const double rest = stages_after > 0 ? suffix[j + n] : 0.0;
-            least_grows = std::min(least_grows, objective(next.sum_c + rest, next.max_c, lab.max_tail));
+            least_grows =
+                std::min(least_grows, objective(next.sum_c + rest, next.max_c, lab.max_tail));
             if (bound(next, i + 1, j + n) >= p.incumbent_s) {
               ++k->lower_bound;
               continue;
@@ -149,7 +158,8 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
   return r;
 }
 
-std::optional<double> hetero_split_objective(const HeteroSplitProblem& p, const std::vector<int>& layers,
+std::optional<double> hetero_split_objective(const HeteroSplitProblem& p,
+                                             const std::vector<int>& layers,
                                              const std::vector<int>& option, SplitCounters* k) {
   double sum = 0, mx = 0, tail = 0;
   int first = 0;

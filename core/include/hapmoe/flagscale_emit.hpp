@@ -25,8 +25,8 @@ std::vector<std::string> hetero_plan_warnings(const Scenario& s, const PlanSpec&
 
 // recompute_*_per_stage_micro_batch entries: runs of stages with one value, each
 // [stages, num_microbatches, value] (FlagScale's [n_stages, n_mb0, v0, ...] sub-lists).
-std::vector<std::vector<long long>> per_stage_recompute_runs(const std::vector<int>& value_per_stage,
-                                                             long long num_microbatches);
+std::vector<std::vector<long long>> per_stage_recompute_runs(
+    const std::vector<int>& value_per_stage, long long num_microbatches);
 
 FlagscaleConfig flagscale_config(const Scenario& s, const PlanSpec& plan);
 

@@ -39,7 +39,8 @@ class HeteroModelCache {
 };
 
 // Costs a hetero plan that passed check_hetero_plan_rules.
-PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& plan, HeteroModelCache& cache);
+PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& plan,
+                                          HeteroModelCache& cache);
 
 // Checks the hetero rules, then costs the plan; a violation is an Error "rule:<name>".
 Expected<PlanEvaluation> evaluate_hetero_plan(const Scenario& s, const PlanSpec& plan);

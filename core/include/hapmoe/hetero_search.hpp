@@ -8,18 +8,10 @@
 // gain over it.
 #pragma once
 
+#include "hapmoe/hetero_space.hpp"
 #include "hapmoe/search.hpp"
 
 namespace hapmoe {
-
-// One node group's process mesh shape (cp = 1).
-struct HeteroShape {
-  int tp = 1, ep = 1, etp = 1, dp = 1, pp = 1;
-};
-
-// Every mesh shape that uses all of `group`'s GPUs and passes Megatron's shape rules and the
-// group rules (TP inside the scale-up domain, node alignment, FP8), within search.tp/ep/etp.
-std::vector<HeteroShape> hetero_group_shapes(const Scenario& s, int group);
 
 // Stable identity of a hetero plan (stage meshes included).
 std::string hetero_plan_key(const PlanSpec& p);

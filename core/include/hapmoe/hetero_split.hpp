@@ -23,7 +23,7 @@ struct HeteroSplitProblem {
   std::vector<StageLinks> links;                  // per stage
   int num_layers = 0;
   long long num_microbatches = 1;
-  double incumbent_s = 1e300;  // prune anything that cannot beat this
+  double incumbent_s = 1e300;             // prune anything that cannot beat this
   long long max_stage_costs = 1LL << 62;  // stop (nullopt, budget_reached) once counters reach it
 };
 
@@ -44,7 +44,9 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
 
 // Objective of a given split and options (brute force and fixed splits); nullopt if a stage does
 // not fit.
-std::optional<double> hetero_split_objective(const HeteroSplitProblem& p, const std::vector<int>& layers,
-                                             const std::vector<int>& option, SplitCounters* counters);
+std::optional<double> hetero_split_objective(const HeteroSplitProblem& p,
+                                             const std::vector<int>& layers,
+                                             const std::vector<int>& option,
+                                             SplitCounters* counters);
 
 }  // namespace hapmoe

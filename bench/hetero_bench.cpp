@@ -1,6 +1,8 @@
 // Hetero mode vs upstream mode on the paper's heterogeneous clusters (HAPMoE Table 1: 16-1 ...
 // 32-3) with Mixtral-S and Mixtral-L: the best upstream ("megatron" mode) plan, the best hetero
-// plan (a mesh per GPU type, FlagScale), the gain, the hetero meshes and the search time.
+// plan (a mesh per GPU type, FlagScale), the gain, the hetero meshes and the search time. Also
+// the best upstream plan on the GPUs of one vendor only (upstream Megatron-LM cannot join two
+// collective libraries: the vendor rule of issue 9 item 3) and the gain over that.
 // Usage: build/hetero_bench [CLUSTER-SUBSTRING]
 #include <chrono>
 #include <cstdio>
@@ -31,13 +33,33 @@ std::string describe(const Scenario& s, const PlanSpec& p) {
   return out + " mbs" + std::to_string(p.micro_batch_size);
 }
 
+// Best upstream ("megatron" mode) iteration time using the groups of one vendor only (0 = none).
+double one_vendor_upstream_s(const Scenario& s) {
+  double best = 0;
+  for (const NodeGroup& g : s.cluster.groups) {
+    Scenario one = s;
+    one.search.mode = SearchMode::kMegatron;
+    one.search.baselines = false;
+    one.cluster.groups.clear();
+    for (const NodeGroup& h : s.cluster.groups) {
+      if (h.gpu.vendor == g.gpu.vendor) one.cluster.groups.push_back(h);
+    }
+    auto r = search_plans(one);
+    if (!r.ok() || r.value().plans.empty()) continue;
+    const double t = r.value().plans.front().metrics.iteration_time_s;
+    if (best == 0 || t < best) best = t;
+  }
+  return best;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
   const PresetCatalog presets = load_builtin_presets();
-  std::printf("%-9s %-7s %12s %12s %7s %9s  %s\n", "model", "cluster", "upstream_s", "hetero_s",
-              "gain", "search_ms", "hetero plan (F = full recompute)");
+  std::printf("%-9s %-7s %11s %11s %7s %11s %7s %9s  %s\n", "model", "cluster", "upstream_s",
+              "hetero_s", "gain", "1vendor_s", "gain1v", "search_ms",
+              "hetero plan (F = full recompute)");
   for (const char* model : {"mixtral-s", "mixtral-l"}) {
     for (const char* cluster :
          {"16-1", "16-2", "16-3", "24-1", "24-2", "24-3", "32-1", "32-2", "32-3"}) {
@@ -64,10 +86,15 @@ int main(int argc, char** argv) {
       const SearchResult& x = r.value();
       const double hetero = x.plans.empty() ? 0 : x.plans.front().metrics.iteration_time_s;
       const double upstream = x.upstream ? x.upstream->evaluation.metrics.iteration_time_s : 0;
-      char up[32] = "none", gain[32] = "-";
+      char up[32] = "none", gain[32] = "-", up1[32] = "none", gain1[32] = "-";
       if (x.upstream) std::snprintf(up, sizeof up, "%.3f", upstream);
       if (x.upstream) std::snprintf(gain, sizeof gain, "%.2fx", x.upstream->speedup);
-      std::printf("%-9s %-7s %12s %12.3f %7s %9.0f  %s%s\n", model, cluster, up, hetero, gain, ms,
+      const double one_vendor = one_vendor_upstream_s(s.value());
+      if (one_vendor > 0) std::snprintf(up1, sizeof up1, "%.3f", one_vendor);
+      if (one_vendor > 0 && hetero > 0)
+        std::snprintf(gain1, sizeof gain1, "%.2fx", one_vendor / hetero);
+      std::printf("%-9s %-7s %11s %11.3f %7s %11s %7s %9.0f  %s%s\n", model, cluster, up, hetero,
+                  gain, up1, gain1, ms,
                   x.plans.empty() ? "no plan" : describe(s.value(), x.plans.front().plan).c_str(),
                   x.stats.budget_reached ? " (budget reached)" : "");
     }

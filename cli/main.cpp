@@ -84,10 +84,19 @@ std::string recompute_label(const json& rc) {
   return out;
 }
 
+// The plan's recompute, or "per-stage" when its stages differ (hetero mode).
+std::string recompute_of(const json& plan) {
+  const std::string first = recompute_label(plan["stages"][0]["recompute"]);
+  for (const auto& st : plan["stages"]) {
+    if (recompute_label(st["recompute"]) != first) return "per-stage";
+  }
+  return first;
+}
+
 void print_plan_row(int rank, const json& p) {
   const json& pl = p["plan"];
   const json& m = p["metrics"];
-  std::string rc = recompute_label(pl["stages"][0]["recompute"]);
+  std::string rc = recompute_of(pl);
   if (pl.value("ep_comm_overlap", false)) rc += " +ovl";
   if (pl.value("optimizer_offload_fraction", 0.0) > 0) rc += " +off" + fmt(pl["optimizer_offload_fraction"].get<double>(), 2);
   std::printf("%4d  %2d %2d %3d %4d %3d %3d %3d %3d  %-9s %9s %10s %8s %6s %8s  %s\n", rank,
@@ -116,6 +125,17 @@ void print_stages(const json& p) {
                 fmt(st["peak_memory_gib"].get<double>(), 1).c_str(),
                 fmt(st["memory_capacity_gib"].get<double>(), 1).c_str(),
                 st["fits_memory"].get<bool>() ? "" : "  (does not fit)");
+  }
+  if (p.contains("flagscale")) {  // hetero plan: FlagScale's config
+    int i = 0;
+    for (const auto& st : p["plan"]["stages"]) {
+      std::printf("  mesh of stage %d: tp %d ep %d etp %d dp %d\n", i++, st["tp"].get<int>(),
+                  st["ep"].get<int>(), st["etp"].get<int>(), st["dp"].get<int>());
+    }
+    for (const auto& w : p["warnings"]) std::printf("warning: %s\n", w.get<std::string>().c_str());
+    std::printf("\nFlagScale train config:\n%s\nhostfile:\n%s", p["flagscale"]["yaml"].get<std::string>().c_str(),
+                p["flagscale"]["hostfile"].get<std::string>().c_str());
+    return;
   }
   std::printf("\nMegatron-LM:\n");
   for (const auto& [k, v] : p["megatron"]["env"].items()) std::printf("  export %s=%s\n", k.c_str(), v.get<std::string>().c_str());
@@ -160,6 +180,11 @@ int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
     if (b.is_null()) continue;
     std::printf("\nbaseline %s (x%s slower than the best):\n", name, fmt(b["speedup"].get<double>(), 2).c_str());
     print_plan_row(0, b);
+  }
+  if (r["baselines"].contains("upstream")) {
+    std::printf("\nbest upstream (megatron mode) plan (hetero mode gains x%s):\n",
+                fmt(r["baselines"]["upstream"]["speedup"].get<double>(), 2).c_str());
+    print_plan_row(0, r["baselines"]["upstream"]);
   }
   print_stages(r["plans"][0]);
   const json& st = r["stats"];

@@ -73,6 +73,7 @@ check "schema file" 2 "no file" "$bin" schema x.json
 check "tiny bandwidth" 2 "cluster.groups[0].gpu.inter_node_gbps" "$bin" validate \
   "$(scenario tiny.json "{\"model\":\"mixtral-8x7b\",\"cluster\":{\"groups\":[{\"gpu\":{\"preset\":\"h100-sxm\",\"inter_node_gbps\":5e-324},\"nodes\":1}]},$base_training}")"
 check "plan table" 0 "Megatron-LM" "$bin" plan "$repo/examples/mixtral-s-16-1.json"
+check "hetero plan table" 0 "FlagScale train config" "$bin" plan "$repo/examples/mixtral-l-16-2-hetero.json"
 check "infeasible is success" 0 "no feasible plan" "$bin" plan \
   "$(scenario inf.json '{"model":"deepseek-v3","cluster":{"groups":[{"gpu":"h100-sxm","nodes":1}]},"training":{"global_batch_size":64,"seq_length":4096}}')"
 for f in "$repo"/examples/*.json; do

@@ -9,8 +9,20 @@ function flagsMarkup(text) {
     .map((g) => `<span class="flag">${esc(g.join(' '))}</span>`).join(' ')).join('\n');
 }
 
-/** Markup for the megatron block ({args, env, launch, hostfile}). */
-export function megatronMarkup(megatron = {}) {
+/** Markup for a hetero plan's FlagScale config ({yaml, experiment_yaml, hostfile}) and its warnings. */
+function flagscaleMarkup(fs, warnings = []) {
+  const block = (title, id, text) => text ? `<div class="code-block"><div class="code-head"><h4>${title}</h4>` +
+    `<button type="button" class="secondary copy" data-copy="${id}">Copy</button></div>` +
+    `<pre id="${id}" tabindex="0"><code>${esc(text)}</code></pre></div>` : '';
+  const notes = warnings.length ? `<ul class="plan-warnings">${warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>` : '';
+  return notes + block('FlagScale train config (conf/train/hapmoe.yaml)', 'flagscale-yaml', fs.yaml) +
+    block('FlagScale experiment config (conf/hapmoe.yaml)', 'flagscale-experiment', fs.experiment_yaml) +
+    block('Hostfile (pipeline-stage order)', 'flagscale-hostfile', fs.hostfile);
+}
+
+/** Markup for the megatron block ({args, env, launch, hostfile}); a hetero plan entry (with `flagscale`) shows its FlagScale config. */
+export function megatronMarkup(megatron = {}, entry = {}) {
+  if (entry.flagscale) return flagscaleMarkup(entry.flagscale, entry.warnings);
   const env = Object.entries(megatron.env || {}).map(([k, v]) => `export ${k}=${v}`).join('\n');
   const block = (title, id, text) => text ? `<div class="code-block"><div class="code-head"><h4>${title}</h4>` +
     `<button type="button" class="secondary copy" data-copy="${id}">Copy</button></div>` +

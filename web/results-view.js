@@ -65,7 +65,7 @@ export function createResultsView(els, { onView = () => {} } = {}) {
     els.stages.innerHTML = stageTableMarkup(p);
     els.memory.innerHTML = bd.length ? memoryChartSvg(stagesWithGpu, p.metrics.memory_capacity_gib || []) : '';
     els.timeline.innerHTML = bd.length ? timelineChartSvg(stagesWithGpu, p.metrics.num_microbatches, p.plan.vpp) : '';
-    els.megatron.innerHTML = megatronMarkup(p.megatron);
+    els.megatron.innerHTML = megatronMarkup(p.megatron, p);
   }
 
   return {

@@ -7,6 +7,9 @@ const COMM_KEYS = ['tp_comm_s', 'cp_comm_s', 'ep_comm_s', 'pp_comm_s', 'dp_comm_
 export function stageTableMarkup({ plan, metrics, breakdown }) {
   const stages = plan.stages || [];
   const bd = breakdown?.stages || [];
+  // Hetero plans: each stage carries its own mesh (FlagScale process mesh).
+  const hetero = stages.some((s) => s.tp !== undefined);
+  const meshCell = (s) => hetero ? `<td>tp${esc(s.tp)} ep${esc(s.ep)} etp${esc(s.etp)} dp${esc(s.dp)}</td>` : '';
   const rows = stages.map((s, i) => {
     const b = bd[i] || {};
     const used = metrics.peak_memory_gib?.[i];
@@ -15,7 +18,7 @@ export function stageTableMarkup({ plan, metrics, breakdown }) {
     const level = frac > 0.95 ? 'high' : frac > 0.8 ? 'mid' : 'ok';
     const gpus = (s.tp ?? plan.tp ?? 1) * (s.cp ?? plan.cp ?? 1) * (s.dp ?? plan.dp ?? 1);
     const comm = COMM_KEYS.reduce((a, k) => a + (Number.isFinite(b[k]) ? b[k] : 0), 0);
-    return `<tr><td>${i}</td><td>${esc(s.gpu)}</td><td>${esc(s.group ?? '')}</td><td>${gpus}</td>` +
+    return `<tr><td>${i}</td><td>${esc(s.gpu)}</td><td>${esc(s.group ?? '')}</td><td>${gpus}</td>${meshCell(s)}` +
       `<td>${esc(s.layers)}</td><td>${esc(recomputeText(s.recompute))}</td>` +
       `<td class="membar-cell"><div class="membar ${level}" role="meter" aria-valuemin="0" aria-valuemax="${fixed(cap, 2)}"` +
       ` aria-valuenow="${fixed(used, 2)}" aria-label="Stage ${i} memory"><span style="width:${Number.isFinite(frac) ? Math.min(100, frac * 100).toFixed(1) : 0}%"></span></div>` +
@@ -24,6 +27,7 @@ export function stageTableMarkup({ plan, metrics, breakdown }) {
   }).join('');
   return `<table class="data stages"><caption>Pipeline stages (stage 0 holds the embedding)</caption><thead><tr>` +
     '<th scope="col">Stage</th><th scope="col">GPU</th><th scope="col">Group</th><th scope="col">GPUs</th>' +
+    (hetero ? '<th scope="col" title="This stage\'s FlagScale process mesh">Mesh</th>' : '') +
     '<th scope="col">Layers</th><th scope="col">Recompute</th><th scope="col" class="mem-col">Memory <span class="unit">GiB used / capacity</span></th>' +
     '<th scope="col">Reserved <span class="unit">GiB (runtime, NCCL)</span></th>' +
     '<th scope="col" title="Forward compute per micro-batch">Fwd <span class="unit">ms</span></th>' +

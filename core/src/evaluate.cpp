@@ -3,6 +3,8 @@
 #include <memory>
 
 #include "hapmoe/hardware.hpp"
+#include "hapmoe/hetero_evaluate.hpp"
+#include "hapmoe/hetero_plan.hpp"
 #include "hapmoe/rules.hpp"
 
 namespace hapmoe {
@@ -78,6 +80,7 @@ PlanEvaluation evaluate_with_models(const Scenario& s, const PlanSpec& plan,
 }
 
 Expected<PlanEvaluation> evaluate_plan(const Scenario& s, const PlanSpec& plan) {
+  if (is_hetero_plan(s, plan)) return evaluate_hetero_plan(s, plan);
   if (auto v = check_plan_rules(s, plan)) {
     return Error{"rule:" + v->rule, "Megatron rule \"" + v->rule + "\": " + v->message, v->field};
   }

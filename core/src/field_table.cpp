@@ -377,7 +377,7 @@ const FieldDef kFields[] = {
      "and updated by the CPU (--optimizer-cpu-offload)."},
     choice("search.mode", "megatron|hetero", "megatron",
            "megatron: one parallel layout for all stages (upstream Megatron-LM); hetero: a layout "
-           "per GPU type (not implemented yet)."),
+           "per GPU type (FlagScale's heterogeneous Megatron)."),
     // More than 100 plans is no longer a shortlist.
     val("search.top_k", T::kInt, "plans", 1, 100, 5, "Number of best plans returned."),
     {"search.layer_split", T::kLayerSplit, "layers", 1, kMaxLayers, D::kUnset, 0,
@@ -419,6 +419,17 @@ const FieldDef kFields[] = {
      "Activation recomputation on this stage (see search.recompute)."},
     {"plan.stages[].recompute.modules", T::kEnumList, "", 0, 0, D::kRequired, 0, "", "core_attn|moe_act|layernorm|mla_up_proj|mlp|moe|shared_experts",
      "Megatron --recompute-modules re-run on this stage (at least one)."},
+    unset("plan.stages[].tp", T::kInt, "ways", 1, kMaxWays, "plan.tp",
+          "Hetero mode: this stage's tensor parallelism (its FlagScale process mesh)."),
+    unset("plan.stages[].cp", T::kInt, "ways", 1, kMaxWays, "plan.cp",
+          "Hetero mode: this stage's context parallelism (FlagScale needs 1)."),
+    unset("plan.stages[].dp", T::kInt, "ways", 1, kMaxGpus, "plan.dp",
+          "Hetero mode: this stage's data parallelism; its micro-batch is plan.dp of stage 0 x "
+          "micro_batch_size / dp."),
+    unset("plan.stages[].ep", T::kInt, "ways", 1, kMaxExperts, "plan.ep",
+          "Hetero mode: this stage's expert parallelism."),
+    unset("plan.stages[].etp", T::kInt, "ways", 1, kMaxWays, "plan.etp",
+          "Hetero mode: this stage's expert tensor parallelism."),
 };
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "hapmoe/flagscale_emit.hpp"
+#include "hapmoe/hetero_plan.hpp"
 #include "hapmoe/megatron_emit.hpp"
 #include "hapmoe/scenario_io.hpp"
 
@@ -76,14 +78,21 @@ json evaluation_to_json(const Scenario& s, const PlanEvaluation& ev) {
   for (size_t i = 0; i < ev.stages.size(); ++i) {
     stages.push_back(stage_breakdown(ev.plan, i, ev.stages[i], ev.metrics.num_microbatches));
   }
+  json out = {{"plan", plan_to_json(ev.plan)},
+              {"metrics", metrics_to_json(ev.metrics)},
+              {"breakdown", {{"stages", stages},
+                             {"pipeline_s", round_sig(ev.time.pipeline_s)},
+                             {"tail_s", round_sig(ev.time.tail_s)}}}};
+  if (has_stage_meshes(ev.plan)) {  // "hetero" mode: FlagScale's config instead of upstream flags
+    const FlagscaleConfig fs = flagscale_config(s, ev.plan);
+    out["flagscale"] = {{"yaml", fs.yaml}, {"experiment_yaml", fs.experiment_yaml}, {"hostfile", fs.hostfile}};
+    out["warnings"] = fs.warnings;
+    return out;
+  }
   const MegatronCommand cmd = megatron_command(s, ev.plan);
-  return {{"plan", plan_to_json(ev.plan)},
-          {"metrics", metrics_to_json(ev.metrics)},
-          {"breakdown", {{"stages", stages},
-                         {"pipeline_s", round_sig(ev.time.pipeline_s)},
-                         {"tail_s", round_sig(ev.time.tail_s)}}},
-          {"megatron", {{"args", cmd.args}, {"env", cmd.env}, {"launch", cmd.launch},
-                        {"hostfile", cmd.hostfile}, {"layout", pipeline_layout(s.model, ev.plan)}}}};
+  out["megatron"] = {{"args", cmd.args}, {"env", cmd.env}, {"launch", cmd.launch},
+                     {"hostfile", cmd.hostfile}, {"layout", pipeline_layout(s.model, ev.plan)}};
+  return out;
 }
 
 json error_result(const Error& e) {

@@ -449,6 +449,12 @@ StagePlan read_stage(const json& v, const std::string& path, const ClusterSpec& 
   st.layers = to_int(r.get_int("layers"));
   if (r.has("recompute")) st.recompute = detail::read_recompute(r.raw("recompute"), r.path("recompute"), "plan.stages[].recompute");
   r.ignore("recompute");
+  // "hetero" mode: the stage's own mesh; 0 = the plan's value.
+  st.tp = to_int(r.get_int("tp", 0));
+  st.cp = to_int(r.get_int("cp", 0));
+  st.dp = to_int(r.get_int("dp", 0));
+  st.ep = to_int(r.get_int("ep", 0));
+  st.etp = to_int(r.get_int("etp", 0));
   r.finish();
   return st;
 }
@@ -533,8 +539,12 @@ Expected<Scenario> parse_scenario(const std::string& text, const PresetCatalog& 
 json plan_to_json(const PlanSpec& p) {
   json stages = json::array();
   for (const auto& s : p.stages) {
-    stages.push_back({{"gpu", s.gpu}, {"group", s.group}, {"layers", s.layers},
-                      {"recompute", detail::recompute_to_json(s.recompute)}});
+    json st = {{"gpu", s.gpu}, {"group", s.group}, {"layers", s.layers}, {"recompute", detail::recompute_to_json(s.recompute)}};
+    const std::pair<const char*, int> own[] = {{"tp", s.tp}, {"cp", s.cp}, {"dp", s.dp}, {"ep", s.ep}, {"etp", s.etp}};
+    for (const auto& [key, v] : own) {
+      if (v > 0) st[key] = v;  // "hetero" mode: the stage's own mesh
+    }
+    stages.push_back(st);
   }
   return {{"tp", p.tp}, {"cp", p.cp}, {"pp", p.pp}, {"dp", p.dp}, {"ep", p.ep},
           {"etp", p.etp}, {"vpp", p.vpp}, {"micro_batch_size", p.micro_batch_size},

@@ -14,6 +14,7 @@
 #include "hapmoe/candidate_cost.hpp"
 #include "hapmoe/candidate_space.hpp"
 #include "hapmoe/diagnosis.hpp"
+#include "hapmoe/hetero_search.hpp"
 #include "hapmoe/layer_split_dp.hpp"
 #include "hapmoe/rules.hpp"
 
@@ -42,10 +43,6 @@ bool better(const Ranked& a, const Ranked& b) {
 }
 
 std::optional<Error> check_request(const Scenario& s) {
-  if (s.search.mode == SearchMode::kHetero) {
-    return Error{"unsupported", "search.mode \"hetero\" (a mesh per GPU type) is not implemented yet; use \"megatron\"",
-                 "search.mode"};
-  }
   if (!s.search.layer_split.empty()) {
     long long sum = 0;
     for (int x : s.search.layer_split) sum += x;
@@ -449,6 +446,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
 }  // namespace
 
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
+  if (s.search.mode == SearchMode::kHetero) return hetero_search(s, control, budget);
   auto r = search_once(s, control, budget);
   if (!r.ok() || !r->plans.empty() || r->stats.cancelled) return r;
   const auto offload = offload_fallback_scenario(s);

@@ -1,5 +1,7 @@
 // Result JSON of a search (kept apart from the search loops, which build without exception
 // support in wasm).
+#include <cstdio>
+
 #include "hapmoe/baselines.hpp"
 #include "hapmoe/result_io.hpp"
 #include "hapmoe/rules.hpp"
@@ -20,6 +22,7 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   };
   baselines["megatron_default"] = baseline(r.megatron_default);
   baselines["uniform"] = baseline(r.uniform);
+  if (r.upstream) baselines["upstream"] = baseline(r.upstream);
   if (r.megatron_default) baselines["megatron_default"]["rule"] = kMegatronDefaultRule;
   if (r.uniform) baselines["uniform"]["rule"] = kUniformRule;
   json pruned = json::object();
@@ -30,6 +33,14 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   json notes = json::array();
   if (r.stats.budget_reached) {
     notes.push_back("search budget reached: these are the best plans found so far, not proven optimal");
+  }
+  if (r.upstream) {
+    char gain[160];
+    std::snprintf(gain, sizeof gain, "hetero mode gains %.3gx over the best upstream (megatron mode) plan: %.4g s vs %.4g s per iteration",
+                  r.upstream->speedup, r.plans.front().metrics.iteration_time_s,
+                  r.upstream->evaluation.metrics.iteration_time_s);
+    notes.push_back(gain);
+    stats["hetero_gain_over_upstream"] = round_sig(r.upstream->speedup);
   }
   if (r.stats.cancelled) notes.push_back("search cancelled: these are the best plans found before it stopped");
   if (r.stats.offload_retried) {

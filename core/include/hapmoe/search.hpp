@@ -55,6 +55,7 @@ struct SearchResult {
   std::vector<PlanEvaluation> plans;  // best first
   std::optional<Baseline> megatron_default;
   std::optional<Baseline> uniform;
+  std::optional<Baseline> upstream;  // "hetero" mode: the best "megatron" mode plan (speedup = gain)
   SearchStats stats;
   std::optional<Diagnosis> diagnosis;
 };

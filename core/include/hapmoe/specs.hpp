@@ -224,6 +224,8 @@ struct StagePlan {
   int group = 0;    // index into cluster.groups
   int layers = 0;   // transformer layers on this stage (MTP layers sit on the last stage extra)
   Recompute recompute = Recompute::kNone;
+  // "hetero" mode: this stage's own mesh (FlagScale process mesh); 0 = the plan's value.
+  int tp = 0, cp = 0, dp = 0, ep = 0, etp = 0;
 };
 
 struct PlanSpec {

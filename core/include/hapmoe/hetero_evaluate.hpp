@@ -1,0 +1,48 @@
+// Cost-model evaluation of a "hetero" plan: each stage is costed with its own mesh
+// (hetero_stage_mesh: its TP/EP/ETP/DP and the rescaled micro-batch DP0 x mbs / DPi), the
+// pipeline p2p where two meshes meet pays for resharding the activations, and the DP gradient
+// reduce runs per mesh. Same objective and metrics as evaluate.hpp.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "hapmoe/evaluate.hpp"
+
+namespace hapmoe {
+
+// Messages one rank of a mesh with `from_shards` shards of a dimension exchanges with a mesh of
+// `to_shards` shards (FlagScale get_inter_mesh_tensor_slices: overlapping 1-D segments): the
+// two partitions cut the dimension into from + to - gcd(from, to) pieces, spread over `from` ranks.
+double reshard_pieces_per_rank(int from_shards, int to_shards);
+
+// Links between consecutive stages of a hetero plan: inside a group as in stage_links (each
+// mesh's stages on consecutive ranks of its group), between groups the inter-group link (for
+// GPUs of different vendors: the cluster's inter-group link); where two meshes of different
+// TP/DP meet, each side's latency is paid once per reshard piece.
+std::vector<StageLinks> hetero_stage_links(const ClusterSpec& c, const PlanSpec& p);
+
+// Stage cost models keyed by (group, layer-level mesh fields); each built once.
+class HeteroModelCache {
+ public:
+  explicit HeteroModelCache(const Scenario& s) : s_(s) {}
+  // The model of node group `group` under `mesh` (its tp, cp, ep, etp, micro-batch, SP, recompute).
+  const StageCostModel* get(const Mesh& mesh, int group);
+
+ private:
+  using Key = std::tuple<int, int, int, int, int, int, bool, int>;
+  const Scenario& s_;
+  std::map<int, ModelShape> shapes_;  // per tp
+  std::map<Key, std::unique_ptr<StageCostModel>> models_;
+};
+
+// Costs a hetero plan that passed check_hetero_plan_rules.
+PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& plan,
+                                          HeteroModelCache& cache);
+
+// Checks the hetero rules, then costs the plan; a violation is an Error "rule:<name>".
+Expected<PlanEvaluation> evaluate_hetero_plan(const Scenario& s, const PlanSpec& plan);
+
+}  // namespace hapmoe

@@ -151,3 +151,20 @@ TEST_CASE("fit on one published run, predict another mesh of the same model and 
   MESSAGE("Qwen3-30B-A3B H100: analytical error " << qw.first << ", fitted error " << qw.second);
   CHECK(qw.second < qw.first);
 }
+
+TEST_CASE("importer requests of the wrong shape are input errors, never internal ones") {
+  for (const char* r : {"[]", "{\"gpu\": 3}", "{\"gpu\": \"h100-sxm\", \"files\": [{\"name\": 5, \"text\": \"x\"}]}",
+                        "{\"gpu\": \"h100-sxm\", \"files\": [{\"text\": \"no table\"}]}", "{\"scenario\": 5}",
+                        "{\"scenario\": {}, \"log\": 5}", "{\"scenario\": {}, \"log\": \"x\", \"log_name\": 7}", "1e999"}) {
+    CAPTURE(r);
+    for (const std::string& out : {hapmoe::api::import_nccl(r), hapmoe::api::import_log(r)}) {
+      const json j = json::parse(out);
+      CHECK(j["ok"] == false);
+      CHECK(j["error"]["code"] != "internal");
+    }
+  }
+  const json good_scenario = json::parse(input("qwen3-30b-a3b-h100-16-fp8-run-b.json"));
+  const json r = json::parse(hapmoe::api::import_log(json{{"scenario", good_scenario}, {"log", "x"}, {"log_name", 7}}.dump()));
+  CHECK(r["error"]["field"] == "log_name");
+  CHECK(json::parse(hapmoe::api::import_log(json{{"scenario", 5}, {"log", "x"}}.dump()))["error"]["field"] == "scenario");
+}

@@ -43,7 +43,9 @@ Expected<bool> read_iteration(const std::string& line, size_t line_no, MegatronL
   if (!ms || *ms <= 0) return Error{"bad_value", "expected a positive elapsed time per iteration (ms)", line_field(line_no)};
   it.elapsed_ms = *ms;
   it.tflops_per_gpu = number_after(line, "throughput per GPU (TFLOP/s/GPU):").value_or(0);
-  it.global_batch_size = static_cast<long long>(number_after(line, "global batch size:").value_or(0));
+  const double gbs = number_after(line, "global batch size:").value_or(0);
+  if (gbs < 0 || gbs > 1e15) return Error{"bad_value", "expected a global batch size from 0 to 10^15", line_field(line_no)};
+  it.global_batch_size = static_cast<long long>(gbs);
   log->iterations.push_back(it);
   return true;
 }
@@ -52,7 +54,7 @@ void read_memory_entry(const std::string& line, MegatronLog* log) {
   const auto rank = number_after(line, "[Rank ");
   const auto max_alloc = number_after(line, "max allocated:");
   const auto max_reserved = number_after(line, "max reserved:");
-  if (!rank || !max_alloc || !max_reserved || *rank < 0) return;
+  if (!rank || !max_alloc || !max_reserved || *rank < 0 || *rank > 1e9) return;  // 10^9 ranks: beyond any cluster
   log->memory.push_back({static_cast<long long>(*rank), *max_alloc, *max_reserved});
 }
 

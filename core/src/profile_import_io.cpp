@@ -77,8 +77,9 @@ Expected<json> import_nccl_request(const json& r) {
   for (size_t i = 0; i < r.at("files").size(); ++i) {
     const json& f = r.at("files")[i];
     const std::string at = "files[" + std::to_string(i) + "]";
-    if (!f.is_object() || !f.contains("text") || !f.at("text").is_string()) {
-      return Error{"wrong_type", "expected {\"name\": ..., \"text\": nccl-tests output}", at};
+    if (!f.is_object() || !f.contains("text") || !f.at("text").is_string() ||
+        (f.contains("name") && !f.at("name").is_string())) {
+      return Error{"wrong_type", "expected {\"name\": string, \"text\": nccl-tests output}", at};
     }
     const std::string name = f.value("name", at);
     const auto n = import_nccl_tests(f.at("text").get<std::string>(), options);
@@ -165,10 +166,13 @@ std::vector<RankPeak> rank_peaks(const MegatronLog& log) {
 Expected<json> import_log_request(const json& r, const PresetCatalog& catalog) {
   if (!r.is_object() || !r.contains("scenario")) return Error{"missing_field", "required: the run's scenario (with its plan)", "scenario"};
   const auto s = parse_scenario(r.at("scenario"), catalog);
-  if (!s) return Error{s.error().code, s.error().message, "scenario." + s.error().field};
+  if (!s) return Error{s.error().code, s.error().message, s.error().field == "$" ? "scenario" : "scenario." + s.error().field};
   if (!s->plan) return Error{"missing_field", "the log's run: give the plan it ran with", "scenario.plan"};
   const auto text = string_field(r, "log", true);
   if (!text) return text.error();
+  const auto log_name = string_field(r, "log_name", false);
+  if (!log_name) return log_name.error();
+  const std::string name = log_name->empty() ? "log" : *log_name;
   const auto requested = string_field(r, "gpu", false);
   if (!requested) return requested.error();
   const auto gpu = fitted_gpu_id(s.value(), *requested);
@@ -192,7 +196,6 @@ Expected<json> import_log_request(const json& r, const PresetCatalog& catalog) {
   }
   const auto fit = fit_efficiency(s.value(), *s->plan, *gpu, steady->median_ms / 1e3);
   if (!fit) return Error{fit.error().code, fit.error().message, "scenario." + fit.error().field};
-  const std::string name = r.value("log_name", std::string("log"));
   json overrides = fitted_fields(fit->gpu);
   overrides["efficiency_source"] = "fitted by hapmoe profile import-log from the Megatron-LM log " + name + ": median " +
                                    json(steady->median_ms).dump() + " ms per iteration over " +

@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -137,6 +139,6 @@ TEST_CASE("measured link: busbw as the link rate, flags set, null profile -> non
   CHECK(extrapolated == 0);
   CHECK_FALSE(hapmoe::measured_link(nullptr, CollectiveOp::kAllReduce, Placement::kIntraNode, 4, 1 << 20,
                                     hapmoe::kTermTpComm, &measured, &extrapolated));
-  CHECK(hapmoe::measured_term_names(hapmoe::kTermForward | hapmoe::kTermEpComm) ==
-        std::vector<const char*>{"forward_s", "ep_comm_s"});
+  const std::vector<const char*> names = hapmoe::measured_term_names(hapmoe::kTermForward | hapmoe::kTermEpComm);
+  CHECK(std::vector<std::string>(names.begin(), names.end()) == std::vector<std::string>{"forward_s", "ep_comm_s"});
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api.hpp"
+#include "profile_cmd.hpp"
 #include "hapmoe/json_text.hpp"
 #include "hapmoe/field_schema.hpp"
 
@@ -26,9 +27,10 @@ const char* kUsage =
     "  hapmoe schema [--json|--markdown]                 the scenario fields: type, unit, range,\n"
     "                                                    default, help (docs/fields.md)\n"
     "  hapmoe version\n";
+// (`hapmoe profile ...` usage: profile_cmd.hpp, printed after kUsage.)
 
 int usage_error(const std::string& msg) {
-  std::cerr << "hapmoe: " << hapmoe::to_valid_utf8(msg) << "\n" << kUsage;
+  std::cerr << "hapmoe: " << hapmoe::to_valid_utf8(msg) << "\n" << kUsage << hapmoe_cli::kProfileUsage;
   return 2;
 }
 
@@ -249,6 +251,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return usage_error("missing command");
   const std::string cmd = args[0];
+  if (cmd == "profile") return hapmoe_cli::cmd_profile(std::vector<std::string>(args.begin() + 1, args.end()));
   bool as_json = false, timing = false, as_markdown = false;
   int top = 0;
   std::vector<std::string> pos;

@@ -52,6 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     default:
       check_presets(hapmoe::api::presets());
       check_answer(hapmoe::api::validate(text));
+      check_answer(hapmoe::api::import_nccl(text));  // the profile importers take JSON requests too
+      check_answer(hapmoe::api::import_log(text));
       break;
   }
   return 0;

@@ -82,6 +82,15 @@ for f in "$repo"/examples/*.json; do
   fi
   check "plan $(basename "$f")" 0 "" "$bin" plan "$f" --json
 done
+# profile importers (tests/profile/)
+pr="$repo/tests/profile"
+check "import-nccl" 0 '"all_to_all"' "$bin" profile import-nccl "$pr/nccl-alltoall-h100-2x8.txt" --gpu h100-sxm
+check "import-nccl needs --gpu" 2 "--gpu" "$bin" profile import-nccl "$pr/nccl-alltoall-h100-2x8.txt"
+check "import-nccl bad placement" 2 "placement" "$bin" profile import-nccl "$pr/nccl-alltoall-h100-2x8.txt" --gpu h100-sxm --placement rack
+check "import-log" 0 '"fitted_iteration_s"' "$bin" profile import-log "$pr/qwen3-30b-a3b-h100-16-fp8-run-b.log" --scenario "$pr/qwen3-30b-a3b-h100-16-fp8-run-b.json"
+check "import-log needs a plan" 2 "scenario.plan" "$bin" profile import-log "$pr/qwen3-30b-a3b-h100-16-fp8-run-b.log" --scenario "$repo/examples/mixtral-s-16-1.json"
+check "import-log not a log" 2 "log" "$bin" profile import-log "$pr/nccl-alltoall-h100-2x8.txt" --scenario "$pr/qwen3-30b-a3b-h100-16-fp8-run-b.json"
+check "unknown profile command" 2 "unknown profile command" "$bin" profile import-csv x
 # byte-identical output across runs
 a=$("$bin" plan "$repo/examples/mixtral-s-16-1.json" --json)
 b=$("$bin" plan "$repo/examples/mixtral-s-16-1.json" --json)

@@ -6,6 +6,8 @@
 #include "hapmoe/evaluate.hpp"
 #include "hapmoe/json_text.hpp"
 #include "hapmoe/presets.hpp"
+#include "hapmoe/profile_import.hpp"
+#include "hapmoe/profile_import_io.hpp"
 #include "hapmoe/result_io.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "hapmoe/search.hpp"
@@ -86,6 +88,34 @@ std::string plan(const std::string& text, const ProgressFn& progress, bool inclu
     if (!result) return dump(error_result(result.error()));
     return dump(search_result_to_json(*s, *result, include_timing));
   });
+}
+
+namespace {
+// An importer request: JSON of at most the importer's text limit plus room for the scenario.
+template <class F>
+std::string import_request(const std::string& text, F&& run) {
+  return guarded([&] {
+    if (text.size() > kMaxImportTextBytes + kMaxJsonTextBytes) {
+      return dump(error_result(Error{"too_large", "import request above 9 MiB", "$"}));
+    }
+    const json request = json::parse(text, nullptr, false);
+    if (request.is_discarded()) return dump(error_result(Error{"bad_json", "the request is not valid JSON", "$"}));
+    const Expected<json> r = run(request);
+    if (!r) return dump(error_result(r.error()));
+    json out = r.value();
+    out["format"] = "hapmoe.profile_import/1";
+    out["ok"] = true;
+    return dump(out);
+  });
+}
+}  // namespace
+
+std::string import_nccl(const std::string& text) {
+  return import_request(text, [](const json& r) { return import_nccl_request(r); });
+}
+
+std::string import_log(const std::string& text) {
+  return import_request(text, [](const json& r) { return import_log_request(r, catalog()); });
 }
 
 }  // namespace hapmoe::api

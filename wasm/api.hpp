@@ -21,4 +21,9 @@ std::string evaluate(const std::string& scenario_json);
 std::string plan(const std::string& scenario_json, const ProgressFn& progress = nullptr,
                  bool include_timing = false);
 
+// Profile importers (core/include/hapmoe/profile_import_io.hpp): a JSON request in,
+// {"format": "hapmoe.profile_import/1", "ok": true, ...} or an error result out.
+std::string import_nccl(const std::string& request_json);
+std::string import_log(const std::string& request_json);
+
 }  // namespace hapmoe::api

@@ -23,4 +23,6 @@ EMSCRIPTEN_BINDINGS(hapmoe) {
   emscripten::function("plan", &plan_with_progress);
   emscripten::function("planQuiet", &plan_plain);
   emscripten::function("planTimed", &plan_timed);  // adds stats.elapsed_ms (benchmarks)
+  emscripten::function("importNccl", &hapmoe::api::import_nccl);
+  emscripten::function("importLog", &hapmoe::api::import_log);
 }

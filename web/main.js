@@ -10,6 +10,7 @@ import { unknownPresets, scenarioFromFile, BUNDLE_FORMAT } from './scenario-chec
 import { checkJsonShape } from './json-limits.js';
 import { downloadChart } from './chart-download.js';
 import { registerServiceWorker } from './sw-register.js';
+import { createProfileForm } from './profile-form.js';
 
 /** Quiet time after an edit before the page re-plans by itself, in milliseconds. */
 const LIVE_DELAY_MS = 600;
@@ -208,7 +209,7 @@ function wire() {
   formEl.addEventListener('submit', (e) => { e.preventDefault(); run({ scrollToResults: true }); });
   for (const type of ['input', 'change']) {
     formEl.addEventListener(type, (e) => {
-      if (e.target.closest('.file-actions') || e.target.type === 'file') return;
+      if (e.target.closest('.file-actions, .profile-import') || e.target.type === 'file') return;
       if (e.target.classList.contains('invalid')) {
         e.target.classList.remove('invalid');
         e.target.removeAttribute('aria-invalid');
@@ -253,6 +254,11 @@ async function start() {
   }
   defaults = defaultScenario(presets);
   form = createScenarioForm(formEl.querySelector('.fields'), presets, schema);
+  createProfileForm($('#profile-import'), {
+    call: (method, request) => client.call(method, request), getScenario: formScenario, presets,
+    getPlan: () => formScenario().plan || results.result?.plans?.[0]?.plan || null,
+    apply: (scenario, what) => { if (loadScenario(scenario, `The scenario with ${what}`)) run({ scenario }); },
+  });
   wire();
   await restoreFromHash();
 }

@@ -34,6 +34,8 @@ function call(M, id, method, scenario) {
     case 'validate': return M.validate(scenario);
     case 'evaluate': return M.evaluate(scenario);
     case 'plan': return M.plan(scenario, progressReporter(id));
+    case 'importNccl': return M.importNccl(scenario);  // an importer request (profile-form.js)
+    case 'importLog': return M.importLog(scenario);
     default: throw new Error(`unknown method "${method}"`);
   }
 }

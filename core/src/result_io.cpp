@@ -25,10 +25,16 @@ json rounded(const std::vector<double>& v) {
   return a;
 }
 
+// Profile-calibrated terms (present only when some term came from the scenario's profile).
+void add_measured(const StageCost& c, json* j) {
+  if (c.measured_terms) (*j)["measured"] = measured_term_names(c.measured_terms);
+  if (c.extrapolated_terms) (*j)["extrapolated"] = measured_term_names(c.extrapolated_terms);
+}
+
 json stage_breakdown(const PlanSpec& p, size_t i, const StageCost& c,
                      long long m) {
   const double mb = static_cast<double>(m);
-  return {{"stage", i},
+  json j = {{"stage", i},
           {"gpu", p.stages[i].gpu},
           {"group", p.stages[i].group},
           {"layers", p.stages[i].layers},
@@ -50,6 +56,8 @@ json stage_breakdown(const PlanSpec& p, size_t i, const StageCost& c,
           {"peak_memory_gib", round_sig(c.peak_bytes() / kGiB)},
           {"memory_capacity_gib", round_sig(c.capacity_bytes / kGiB)},
           {"fits_memory", c.fits()}};
+  add_measured(c, &j);
+  return j;
 }
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hapmoe/profile_io.hpp"
 #include "json_read.hpp"
 #include "recompute_io.hpp"
 
@@ -521,6 +522,12 @@ Expected<Scenario> parse_scenario(const json& doc, const PresetCatalog& presets)
     r.ignore("search");
     if (r.has("plan")) s.plan = read_plan(r.raw("plan"), "plan", s.cluster);
     r.ignore("plan");
+    if (r.has("profile")) {  // keyed by GPU id: read outside the field table (profile_io.hpp)
+      Expected<ProfileSpec> p = parse_profile(doc.at("profile"), "profile", s.cluster);
+      if (!p) throw InputFailure{p.error()};
+      s.profile = std::move(p).value();
+    }
+    r.ignore("profile");
     r.finish();
     return s;
   });

@@ -6,6 +6,7 @@
 #include "hapmoe/cost_comm.hpp"
 #include "hapmoe/cost_compute.hpp"
 #include "hapmoe/recompute.hpp"
+#include "hapmoe/profile_lookup.hpp"
 
 namespace hapmoe {
 
@@ -63,9 +64,14 @@ struct LayerContext {
   double tt = 0;    // tokens whose hidden-size tensors this GPU holds (SP-sharded)
   Link tp_link, cp_link, a2a_up, a2a_out;
   int ep_local = 1;
+  const Scenario& s;
+  int group;
+  const GpuProfile* profile = nullptr;              // this GPU type's measured points, if any
+  mutable unsigned measured = 0, extrapolated = 0;  // MeasuredTerm bits of the layer being costed
 
-  LayerContext(const Scenario& s, const ModelShape& sh, const Mesh& me, int group)
-      : m(s.model), shape(sh), t(s.training), mesh(me), g(s.cluster.groups[group]) {
+  LayerContext(const Scenario& sc, const ModelShape& sh, const Mesh& me, int gr)
+      : m(sc.model), shape(sh), t(sc.training), mesh(me), g(sc.cluster.groups[gr]), s(sc), group(gr) {
+    profile = sc.profile.find(g.gpu.id);
     tok = static_cast<double>(mesh.micro_batch_size) * t.seq_length / mesh.cp;
     tt = mesh.sequence_parallel ? tok / mesh.tp : tok;
     tp_link = group_link(g, mesh.tp);
@@ -81,6 +87,13 @@ struct LayerContext {
   Precision p() const { return t.precision; }
   bool graphs() const { return t.cuda_graphs; }
   double hidden_bytes() const { return tok * m.hidden_size * kBf16; }
+  // The link of a collective over `ranks` ranks laid out in `span` consecutive ranks: the
+  // profile's measured bus bandwidth at `bytes` when it has that op and placement, else `analytical`.
+  Link collective(CollectiveOp op, long long ranks, long long span, double bytes, const Link& analytical,
+                  unsigned term) const {
+    const Placement where = span <= g.gpus_per_node ? Placement::kIntraNode : Placement::kInterNode;
+    return measured_link(profile, op, where, ranks, bytes, term, &measured, &extrapolated).value_or(analytical);
+  }
 };
 
 struct Split {  // forward and backward pieces before exposure/recompute rules
@@ -189,7 +202,9 @@ double tp_comm_fwd_s(const LayerContext& c, int layer) {
   if (c.mesh.tp <= 1) return 0;
   const bool tp_mlp = !c.m.layer_is_moe(layer) || c.m.moe_shared_expert_intermediate_size > 0;
   const int collectives = 2 + (tp_mlp ? 2 : 0);
-  return collectives * ring_collective_time_s(c.hidden_bytes(), c.mesh.tp, c.tp_link);
+  const CollectiveOp op = c.mesh.sequence_parallel ? CollectiveOp::kAllGather : CollectiveOp::kAllReduce;
+  const Link link = c.collective(op, c.mesh.tp, c.mesh.tp, c.hidden_bytes(), c.tp_link, kTermTpComm);
+  return collectives * ring_collective_time_s(c.hidden_bytes(), c.mesh.tp, link);
 }
 
 // CP ring exchange of K and V, overlapped with the attention core it feeds.
@@ -215,25 +230,67 @@ double ep_comm_fwd_s(const LayerContext& c) {
   double t = 0;
   if (c.t.moe_token_dispatcher_type == Dispatcher::kAllgather) {
     const long long n = static_cast<long long>(c.mesh.tp) * ep;
-    const Link link = group_link(c.g, n * c.mesh.cp);
-    t = kDispatchCombine * ring_collective_time_s(allgather_dispatch_bytes(c.tok / c.mesh.tp, h * kBf16, static_cast<int>(n)), n,
-                                   link);
+    const double bytes = allgather_dispatch_bytes(c.tok / c.mesh.tp, h * kBf16, static_cast<int>(n));
+    const Link link = c.collective(CollectiveOp::kAllGather, n, n * c.mesh.cp, bytes, group_link(c.g, n * c.mesh.cp),
+                                   kTermEpComm);
+    t = kDispatchCombine * ring_collective_time_s(bytes, n, link);
   } else if (ep > 1) {
     const AlltoallTraffic traffic =
         ep_dispatch_traffic(c.t.moe_token_dispatcher_type, c.tok / c.mesh.tp, h * kBf16, m.moe_router_topk,
                             ep, c.ep_local, m.moe_router_num_groups, m.moe_router_group_topk);
     t = kDispatchCombine * alltoall_time_s(traffic, c.a2a_up, c.a2a_out) * rho;
+    // Profile: nccl-tests' all-to-all busbw counts every byte sent to another rank.
+    const double sent = traffic.intra_bytes + traffic.inter_bytes;
+    const Placement where = c.ep_local == ep ? Placement::kIntraNode : Placement::kInterNode;
+    if (auto l = measured_link(c.profile, CollectiveOp::kAllToAll, where, ep, sent * ep / (ep - 1), kTermEpComm,
+                               &c.measured, &c.extrapolated)) {
+      t = kDispatchCombine * sent / l->bytes_per_s() * rho;
+    }
   }
   if (etp > 1) {
     const double copies = m.moe_router_topk * c.tok / c.mesh.tp * rho;
-    t += kDispatchCombine * ring_collective_time_s(copies * etp * h * kBf16, etp, group_link(c.g, etp));
+    const double bytes = copies * etp * h * kBf16;
+    t += kDispatchCombine * ring_collective_time_s(
+                                bytes, etp, c.collective(CollectiveOp::kAllGather, etp, etp, bytes, group_link(c.g, etp), kTermEpComm));
   }
   return t;
+}
+
+LayerCost make_layer_cost(const LayerContext& c, int layer);
+
+// The analytical compute times of `layer` at another shape (profile_lookup's scaling rule).
+LayerTimes analytical_layer_times(const LayerContext& c, int layer, const LayerQuery& q) {
+  Scenario s = c.s;
+  s.training.seq_length = q.seq_length;
+  s.profile = {};
+  Mesh mesh = c.mesh;
+  mesh.tp = q.tp, mesh.cp = q.cp, mesh.ep = q.ep, mesh.etp = q.etp;
+  mesh.micro_batch_size = q.micro_batch_size;
+  mesh.sequence_parallel = q.tp > 1;
+  mesh.recompute = Recompute::kNone;
+  const ModelShape shape = derive_model_shape(s.model, q.tp);
+  const LayerCost lc = make_layer_cost(LayerContext(s, shape, mesh, c.group), layer);
+  return {lc.fwd_s, lc.bwd_s, false};
+}
+
+// Profile: measured compute of this layer's kind and shape replaces the analytical one.
+void apply_measured_compute(const LayerContext& c, int layer, LayerCost* lc) {
+  if (!c.profile) return;
+  const LayerQuery q{c.m.layer_is_moe(layer) ? LayerKind::kMoe : LayerKind::kDense, c.mesh.tp, c.mesh.cp,
+                     c.mesh.ep, c.mesh.etp, c.mesh.micro_batch_size, c.t.seq_length};
+  auto analytical = [&](const LayerQuery& at) { return analytical_layer_times(c, layer, at); };
+  const std::optional<LayerTimes> t = measured_layer_times(*c.profile, q, analytical);
+  if (!t) return;
+  lc->fwd_s = t->fwd_s;
+  lc->bwd_s = t->bwd_s;
+  c.measured |= kTermForward | kTermBackward;
+  if (t->extrapolated) c.extrapolated |= kTermForward | kTermBackward;
 }
 
 LayerCost make_layer_cost(const LayerContext& c, int layer) {
   const ModelSpec& m = c.m;
   LayerCost lc;
+  c.measured = c.extrapolated = 0;
   LayerForwardParts parts;  // what selective recompute may re-run
   Split gpu = attention_compute(c, layer, &parts.core_attn_s);
   Split experts;  // launched after the dispatcher's token-count sync
@@ -262,6 +319,7 @@ LayerCost make_layer_cost(const LayerContext& c, int layer) {
              host_bound_time_s(experts.fwd, expert_host, c.graphs());
   lc.bwd_s = host_bound_time_s(gpu.bwd + experts.bwd, kHostBackwardFactor * (layer_host + expert_host),
                                c.graphs());
+  apply_measured_compute(c, layer, &lc);
 
   const double tp_f = tp_comm_fwd_s(c, layer);
   const Split cp = cp_comm(c, parts.core_attn_s);
@@ -293,6 +351,8 @@ LayerCost make_layer_cost(const LayerContext& c, int layer) {
                     c.shape.layer_replicated_params(m, layer);
   lc.expert_params = c.shape.layer_expert_params(m, layer) / (static_cast<double>(c.mesh.ep) * c.mesh.etp);
   lc.activation_bytes = layer_activation_bytes(m, layer, c.act_inputs());
+  lc.measured_terms = c.measured;
+  lc.extrapolated_terms = c.extrapolated;
   return lc;
 }
 
@@ -308,6 +368,7 @@ std::vector<double> prefix(const std::vector<LayerCost>& layers, F field) {
 StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const Mesh& mesh, int group)
     : s_(s), group_(group) {
   const LayerContext c(s, shape, mesh, group);
+  profile_ = c.profile;
   const ModelSpec& m = s.model;
   layers_.reserve(m.num_layers);
   // A layer's terms depend on its index only through whether it is MoE and whether it uses
@@ -404,15 +465,21 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   const double offload = mesh_.optimizer_offload_fraction;
   const WeightBytes wb = weight_bytes(s_.training, offload);
   const double gather_bytes = wb.fp8_param_gather ? kFp8ActivationBytes : wb.param;  // FP8 params gather as FP8
-  double reduce = ring_collective_time_s(dense * wb.grad, dense_shards, dp_link) +
-                  ring_collective_time_s(expert * wb.grad, expert_shards, dp_link);
-  double gather = ring_collective_time_s(dense * gather_bytes, dense_shards, dp_link) +
-                  ring_collective_time_s(expert * gather_bytes, expert_shards, dp_link);
+  const double buckets = std::max(1.0, (dense + expert) / std::max(kDdpBucketParams, 1e6 * mesh_.dp));
+  const Placement dp_where = mesh_.stage_gpus() <= g.gpus_per_node ? Placement::kIntraNode : Placement::kInterNode;
+  auto dp_ring = [&](CollectiveOp op, double bytes, long long shards) {  // profile: one bucket's busbw
+    const Link link = measured_link(profile_, op, dp_where, shards, bytes / buckets, kTermDpComm, &sc.measured_terms,
+                                    &sc.extrapolated_terms).value_or(dp_link);
+    return ring_collective_time_s(bytes, shards, link);
+  };
+  const CollectiveOp reduce_op = distopt ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+  double reduce = dp_ring(reduce_op, dense * wb.grad, dense_shards) + dp_ring(reduce_op, expert * wb.grad, expert_shards);
+  double gather = dp_ring(CollectiveOp::kAllGather, dense * gather_bytes, dense_shards) +
+                  dp_ring(CollectiveOp::kAllGather, expert * gather_bytes, expert_shards);
   if (!distopt) {
     reduce *= 2;
     gather = 0;
   }
-  const double buckets = std::max(1.0, (dense + expert) / std::max(kDdpBucketParams, 1e6 * mesh_.dp));
   const double fwd_window = sc.forward_s + sum_fwd_comm_[b] - sum_fwd_comm_[a] + ex.fwd_comm_s;
   const double bwd_window = sc.per_microbatch_s() - fwd_window;
   sc.dp_s = (s_.training.overlap_grad_reduce ? exposed_after_overlap_s(reduce, bwd_window, 1 / buckets) : reduce) +
@@ -430,6 +497,12 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   sc.activations_bytes = act + working_bytes_;
   sc.reserved_bytes = (g.gpu.reserved_memory_gib + cuda_graph_memory_gib(s_.training, mesh_.pp)) * kGiB;
   sc.capacity_bytes = g.gpu.memory_gib * kGiB;
+  if (profile_) {  // which terms of this stage's layers came from measured points
+    for (int i = a; i < b; ++i) {
+      sc.measured_terms |= layers_[i].measured_terms;
+      sc.extrapolated_terms |= layers_[i].extrapolated_terms;
+    }
+  }
   return sc;
 }
 

@@ -246,9 +246,32 @@ function validLarge() {
   ];
 }
 
+// The `profile` section (docs/scenario.md, "Profile"): bounded lists, positive finite numbers,
+// GPU ids of the cluster, known keys; errors name the path.
+function hostileProfiles() {
+  const layer = { kind: 'moe', ep: 8, seq_length: 2048, forward_ms: 9, backward_ms: 18 };
+  const coll = { op: 'all_to_all', ranks: 16, placement: 'inter_node', bytes: 1048576, busbw_gbps: 40 };
+  const withProfile = (gpu) => ({ ...base(), profile: { gpus: { 'h800-sxm': gpu } } });
+  const at = 'profile.gpus.h800-sxm';
+  return [
+    invalid('profile: 1025 layer points', JSON.stringify(withProfile({ layers: Array(1025).fill(layer) })), `${at}.layers`),
+    invalid('profile: 4097 collective points', JSON.stringify(withProfile({ collectives: Array(4097).fill(coll) })), `${at}.collectives`),
+    invalid('profile: GPU id not in the cluster', JSON.stringify({ ...base(), profile: { gpus: { 'h100-sxm': {} } } }), 'profile.gpus.h100-sxm'),
+    invalid('profile: zero forward time', JSON.stringify(withProfile({ layers: [{ ...layer, forward_ms: 0 }] })), `${at}.layers[0].forward_ms`),
+    invalid('profile: 1e300 ms', JSON.stringify(withProfile({ layers: [{ ...layer, backward_ms: 1e300 }] })), `${at}.layers[0].backward_ms`),
+    invalid('profile: negative busbw', JSON.stringify(withProfile({ collectives: [{ ...coll, busbw_gbps: -1 }] })), `${at}.collectives[0].busbw_gbps`),
+    invalid('profile: 1 rank', JSON.stringify(withProfile({ collectives: [{ ...coll, ranks: 1 }] })), `${at}.collectives[0].ranks`),
+    invalid('profile: tp 0', JSON.stringify(withProfile({ layers: [{ ...layer, tp: 0 }] })), `${at}.layers[0].tp`),
+    invalid('profile: string seq', JSON.stringify(withProfile({ layers: [{ ...layer, seq_length: '4096' }] })), `${at}.layers[0].seq_length`),
+    invalid('profile: unknown op', JSON.stringify(withProfile({ collectives: [{ ...coll, op: 'broadcast' }] })), `${at}.collectives[0].op`),
+    invalid('profile: unknown key', JSON.stringify(withProfile({ layers: [{ ...layer, flops: 1 }] })), `${at}.layers[0].flops`),
+    invalid('profile: gpus a list', JSON.stringify({ ...base(), profile: { gpus: [] } }), 'profile.gpus'),
+  ];
+}
+
 export function corpus() {
   return [deepNesting(), hugeText(), invalidUtf8(), numbersBeyondDouble(), bigInDoubleRange(), tinyPositive(),
-    nanLikeAndWrongTypes(), nonPositiveSizes(), unknownPresetsAndFields(), hugeListsAndGroups(), validSmall(),
+    nanLikeAndWrongTypes(), nonPositiveSizes(), unknownPresetsAndFields(), hugeListsAndGroups(), hostileProfiles(), validSmall(),
     validLarge()].flat();
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "hapmoe/profile.hpp"
+
 namespace hapmoe {
 
 enum class Precision { kBf16, kFp8 };
@@ -243,6 +245,7 @@ struct Scenario {
   TrainingSpec training;
   SearchSpec search;
   std::optional<PlanSpec> plan;
+  ProfileSpec profile;  // measured points (empty = analytical model only)
 };
 
 // Field-by-field equality (group identity for the search's symmetry rule).

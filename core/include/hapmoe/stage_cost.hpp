@@ -26,6 +26,7 @@ struct LayerCost {
   double dense_params = 0;              // on this GPU (TP-sharded + replicated)
   double expert_params = 0;             // on this GPU (routed experts / (ETP x EP))
   double activation_bytes = 0;          // kept for backward
+  unsigned measured_terms = 0, extrapolated_terms = 0;  // MeasuredTerm bits (profile.hpp)
 };
 
 // Links of a stage to its neighbours (absent at the ends of the pipeline).
@@ -40,6 +41,9 @@ struct StageCost {
   WeightMemory weights;
   double activations_bytes = 0, reserved_bytes = 0, capacity_bytes = 0;
   double in_flight = 0;
+  // MeasuredTerm bits (profile.hpp): terms whose per-layer or DP part came from the profile,
+  // and those of them taken outside the measured points.
+  unsigned measured_terms = 0, extrapolated_terms = 0;
 
   double per_microbatch_s() const { return forward_s + backward_s + tp_s + cp_s + ep_s + pp_s; }
   double tail_s() const { return dp_s + optimizer_s; }
@@ -81,6 +85,7 @@ class StageCostModel {
   double p2p_bytes_ = 0;
   const Scenario& s_;
   int group_;
+  const GpuProfile* profile_ = nullptr;  // this group's measured points (null = none)
 };
 
 }  // namespace hapmoe

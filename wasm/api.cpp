@@ -6,6 +6,7 @@
 #include "hapmoe/evaluate.hpp"
 #include "hapmoe/json_text.hpp"
 #include "hapmoe/presets.hpp"
+#include "hapmoe/reproduce_io.hpp"
 #include "hapmoe/result_io.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "hapmoe/search.hpp"
@@ -85,6 +86,18 @@ std::string plan(const std::string& text, const ProgressFn& progress, bool inclu
     const auto result = search_plans(*s, control);
     if (!result) return dump(error_result(result.error()));
     return dump(search_result_to_json(*s, *result, include_timing));
+  });
+}
+
+std::string reproduce(const std::string& text, const std::function<void(int, int)>& progress) {
+  return guarded([&] {
+    auto options = parse_json_text(text.empty() ? "{}" : text);
+    if (!options) return dump(error_result(options.error()));
+    const auto cases = paper_cases(*options, catalog());
+    if (!cases) return dump(error_result(cases.error()));
+    const std::vector<ComparisonColumn> columns = standard_columns();
+    const ReproduceResult r = hapmoe::reproduce(*cases, columns, progress);
+    return dump(reproduce_to_json(*cases, columns, r));
   });
 }
 

@@ -21,4 +21,9 @@ std::string evaluate(const std::string& scenario_json);
 std::string plan(const std::string& scenario_json, const ProgressFn& progress = nullptr,
                  bool include_timing = false);
 
+// The paper's evaluation (docs/reproduce.md): options {"models": [...], "clusters": [...]} (both
+// optional; "" = {}) -> {"format": "hapmoe.reproduce/1", ...}. progress(done, total) per case.
+std::string reproduce(const std::string& options_json,
+                      const std::function<void(int done, int total)>& progress = nullptr);
+
 }  // namespace hapmoe::api

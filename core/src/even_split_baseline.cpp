@@ -1,0 +1,32 @@
+#include "hapmoe/even_split_baseline.hpp"
+
+#include <algorithm>
+
+#include "hapmoe/candidate_cost.hpp"
+
+namespace hapmoe {
+
+EvenSplitBaseline even_split_baseline(const Scenario& s, const SearchBudget& budget) {
+  EvenSplitBaseline out;
+  std::vector<int> pps = s.search.pp;
+  if (pps.empty()) {
+    for (int pp = 1; pp <= std::min(s.model.num_layers, s.cluster.total_gpus()); ++pp) pps.push_back(pp);
+  }
+  for (int pp : pps) {
+    if (pp > s.model.num_layers) continue;
+    Scenario fixed = s;
+    fixed.search.top_k = 1;
+    fixed.search.baselines = false;
+    fixed.search.pp = {pp};
+    fixed.search.layer_split = even_split(s.model.num_layers, pp);
+    const auto r = search_plans(fixed, {}, budget);
+    if (!r) continue;  // only a malformed request fails, and this one is the scenario's own
+    out.budget_reached = out.budget_reached || r->stats.budget_reached;
+    if (r->plans.empty()) continue;
+    const PlanEvaluation& p = r->plans.front();
+    if (!out.plan || p.metrics.iteration_time_s < out.plan->metrics.iteration_time_s) out.plan = p;
+  }
+  return out;
+}
+
+}  // namespace hapmoe

@@ -34,6 +34,7 @@ function call(M, id, method, scenario) {
     case 'validate': return M.validate(scenario);
     case 'evaluate': return M.evaluate(scenario);
     case 'plan': return M.plan(scenario, progressReporter(id));
+    case 'reproduce': return M.reproduce(scenario, progressReporter(id)); // scenario: the options JSON
     default: throw new Error(`unknown method "${method}"`);
   }
 }

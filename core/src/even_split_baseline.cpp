@@ -8,6 +8,7 @@ namespace hapmoe {
 
 EvenSplitBaseline even_split_baseline(const Scenario& s, const SearchBudget& budget) {
   EvenSplitBaseline out;
+  double closest_gib = -1;
   std::vector<int> pps = s.search.pp;
   if (pps.empty()) {
     for (int pp = 1; pp <= std::min(s.model.num_layers, s.cluster.total_gpus()); ++pp) pps.push_back(pp);
@@ -22,7 +23,16 @@ EvenSplitBaseline even_split_baseline(const Scenario& s, const SearchBudget& bud
     const auto r = search_plans(fixed, {}, budget);
     if (!r) continue;  // only a malformed request fails, and this one is the scenario's own
     out.budget_reached = out.budget_reached || r->stats.budget_reached;
-    if (r->plans.empty()) continue;
+    if (r->plans.empty()) {
+      const auto& d = r->diagnosis;
+      if (d && d->shortfall_gib > 0 && (closest_gib < 0 || d->shortfall_gib < closest_gib)) {
+        closest_gib = d->shortfall_gib;
+        out.closest_no_plan = d->message;
+      } else if (d && out.closest_no_plan.empty()) {
+        out.closest_no_plan = d->message;
+      }
+      continue;
+    }
     const PlanEvaluation& p = r->plans.front();
     if (!out.plan || p.metrics.iteration_time_s < out.plan->metrics.iteration_time_s) out.plan = p;
   }

@@ -42,6 +42,31 @@ std::optional<PaperRatio> table2_over(const std::string& model, const std::strin
                                                               method + " " + fmt2(other->throughput) + " (derived)"};
 }
 
+// Why Megatron-default has no plan: its type-blind first choice (the best even split over all
+// groups on the homogeneous main-type cluster), costed on the real GPUs, overflows a stage.
+std::string megatron_default_no_plan(const Scenario& s) {
+  Scenario blind = s;
+  blind.cluster = homogeneous_cluster_like(s.cluster, main_gpu_group(s.cluster));
+  blind.search.top_k = 1;
+  const auto seen = search_plans(blind);
+  const std::string rule = "no type-blind mesh over all groups with an even split fits every stage's memory";
+  if (!seen || !seen->megatron_default) return rule + " (nor on the homogeneous main-type cluster)";
+  PlanSpec plan = seen->megatron_default->evaluation.plan;
+  for (auto& st : plan.stages) st.gpu = s.cluster.groups[st.group].gpu.id;
+  const auto real = evaluate_plan(s, plan);
+  if (!real) return rule;
+  size_t worst = 0;
+  for (size_t i = 0; i < real->stages.size(); ++i) {
+    const StageCost& c = real->stages[i];
+    if (c.peak_bytes() - c.capacity_bytes > real->stages[worst].peak_bytes() - real->stages[worst].capacity_bytes) worst = i;
+  }
+  const StageCost& c = real->stages[worst];
+  return "memory: " + rule + "; the blind first choice (tp " + std::to_string(plan.tp) + ", pp " + std::to_string(plan.pp) +
+         ", dp " + std::to_string(plan.dp) + ", ep " + std::to_string(plan.ep) + ") needs " + fmt2(c.peak_bytes() / kGiB) +
+         " GiB per GPU on stage " + std::to_string(worst) + " (" + plan.stages[worst].gpu + ", " +
+         fmt2(c.capacity_bytes / kGiB) + " GiB)";
+}
+
 bool is_heterogeneous(const ClusterSpec& c) {
   for (const auto& g : c.groups) {
     if (!(g.gpu == c.groups.front().gpu)) return true;
@@ -106,8 +131,10 @@ std::vector<ComparisonColumn> standard_columns() {
   cols[0].id = "megatron_default";
   cols[0].label = "Megatron-default";
   cols[0].rule = kMegatronDefaultRule;
-  cols[0].run = [](const Scenario&, const SearchResult& r) {
-    return from_search(r.megatron_default, r, "type-blind mesh over all groups with an even split");
+  cols[0].run = [](const Scenario& s, const SearchResult& r) {
+    RowPlan out = from_search(r.megatron_default, r, "type-blind mesh over all groups with an even split");
+    if (!out.plan && !r.plans.empty()) out.no_plan_reason = megatron_default_no_plan(s);
+    return out;
   };
   cols[0].paper_geomean = [](const std::string& model) { return table2_over(model, "megatron_infinigence"); };
 
@@ -138,7 +165,10 @@ std::vector<ComparisonColumn> standard_columns() {
   cols[3].run = [](const Scenario& s, const SearchResult&) {
     const EvenSplitBaseline e = even_split_baseline(s);
     RowPlan out{e.plan, "", "", e.budget_reached};
-    if (!e.plan) out.no_plan_reason = "no plan with an even layer split fits every stage's memory";
+    if (!e.plan) {
+      out.no_plan_reason = "no plan with an even layer split" +
+                           (e.closest_no_plan.empty() ? std::string() : ": " + e.closest_no_plan);
+    }
     return out;
   };
   cols[3].paper_row = [](const std::string&, const std::string& cluster) -> std::optional<PaperRatio> {

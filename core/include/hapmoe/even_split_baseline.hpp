@@ -19,6 +19,7 @@ inline constexpr const char* kEvenSplitRule =
 struct EvenSplitBaseline {
   std::optional<PlanEvaluation> plan;
   bool budget_reached = false;  // one of the searches stopped at its work budget
+  std::string closest_no_plan;  // without a plan: the diagnosis with the smallest memory shortfall
 };
 
 // One search per pipeline size (the scenario's search.pp, else 1 .. min(layers, GPUs)) with the

@@ -26,19 +26,24 @@ void print_setups(const json& r) {
   std::printf("Training setup (paper §5.1; model and cluster presets of this planner):\n");
   for (const auto& t : r["setups"]) {
     std::string assumed;
-    for (const auto& a : t["assumed"]) assumed += (assumed.empty() ? "" : ", ") + a.get<std::string>();
-    std::printf("  %-10s GBS %lld sequences, seq %d tokens, micro-batch %d, %s dispatcher, %s, %s%s\n",
-                t["model"].get<std::string>().c_str(), t["global_batch_size"].get<long long>(),
-                t["seq_length"].get<int>(), t["micro_batch_size"].get<int>(),
-                t["moe_token_dispatcher_type"].get<std::string>().c_str(), t["precision"].get<std::string>().c_str(),
-                t["use_distributed_optimizer"].get<bool>() ? "distributed optimizer" : "no distributed optimizer",
-                assumed.empty() ? "" : ("  (assumed: " + assumed + ")").c_str());
+    for (const auto& a : t["assumed"])
+      assumed += (assumed.empty() ? "" : ", ") + a.get<std::string>();
+    std::printf(
+        "  %-10s GBS %lld sequences, seq %d tokens, micro-batch %d, %s dispatcher, %s, %s%s\n",
+        t["model"].get<std::string>().c_str(), t["global_batch_size"].get<long long>(),
+        t["seq_length"].get<int>(), t["micro_batch_size"].get<int>(),
+        t["moe_token_dispatcher_type"].get<std::string>().c_str(),
+        t["precision"].get<std::string>().c_str(),
+        t["use_distributed_optimizer"].get<bool>() ? "distributed optimizer"
+                                                   : "no distributed optimizer",
+        assumed.empty() ? "" : ("  (assumed: " + assumed + ")").c_str());
   }
 }
 
 void print_header(const json& cols) {
   std::printf("\n%-10s %-7s %10s %11s", "model", "cluster", "ours iter", "ours tok/s");
-  for (const auto& c : cols) std::printf("  %-24s", ("vs " + c["label"].get<std::string>()).c_str());
+  for (const auto& c : cols)
+    std::printf("  %-24s", ("vs " + c["label"].get<std::string>()).c_str());
   std::printf("\n");
 }
 
@@ -46,8 +51,10 @@ void print_rows(const json& r) {
   const json& cols = r["columns"];
   for (const auto& row : r["rows"]) {
     const json& ours = row["ours"];
-    std::printf("%-10s %-7s %10s %11s", row["model"].get<std::string>().c_str(), row["cluster"].get<std::string>().c_str(),
-                ours.is_null() ? "no plan" : (fixed(ours["iteration_time_s"].get<double>(), 2) + " s").c_str(),
+    std::printf("%-10s %-7s %10s %11s", row["model"].get<std::string>().c_str(),
+                row["cluster"].get<std::string>().c_str(),
+                ours.is_null() ? "no plan"
+                               : (fixed(ours["iteration_time_s"].get<double>(), 2) + " s").c_str(),
                 ours.is_null() ? "-" : fixed(ours["tokens_per_s"].get<double>(), 0).c_str());
     for (const auto& c : cols) {
       const json& cell = row["columns"][c["id"].get<std::string>()];
@@ -60,7 +67,9 @@ void print_rows(const json& r) {
 }
 
 void print_geomeans(const json& r) {
-  std::printf("\ngeometric mean over heterogeneous clusters (Table 2's scope; clusters with both plans / run):\n");
+  std::printf(
+      "\ngeometric mean over heterogeneous clusters (Table 2's scope; clusters with both plans / "
+      "run):\n");
   for (const auto& c : r["columns"]) {
     for (const auto& g : r["geomeans"]) {
       if (g["column"] != c["id"]) continue;
@@ -76,10 +85,12 @@ void print_reasons(const json& r) {
   int n = 0;
   for (const auto& row : r["rows"]) {
     for (const auto& c : r["columns"]) {
-      const std::string& why = row["columns"][c["id"].get<std::string>()]["gap_reason"].get_ref<const std::string&>();
+      const std::string& why =
+          row["columns"][c["id"].get<std::string>()]["gap_reason"].get_ref<const std::string&>();
       if (why.empty()) continue;
-      std::printf("  %s %s vs %s: %s\n", row["model"].get<std::string>().c_str(), row["cluster"].get<std::string>().c_str(),
-                  c["label"].get<std::string>().c_str(), why.c_str());
+      std::printf("  %s %s vs %s: %s\n", row["model"].get<std::string>().c_str(),
+                  row["cluster"].get<std::string>().c_str(), c["label"].get<std::string>().c_str(),
+                  why.c_str());
       ++n;
     }
   }
@@ -100,8 +111,8 @@ void print_no_plans(const json& r) {
   auto line = [&](const json& row, const std::string& who, const std::string& why) {
     if (!any) std::printf("\nno plan:\n");
     any = true;
-    std::printf("  %s %s, %s: %s\n", row["model"].get<std::string>().c_str(), row["cluster"].get<std::string>().c_str(),
-                who.c_str(), why.c_str());
+    std::printf("  %s %s, %s: %s\n", row["model"].get<std::string>().c_str(),
+                row["cluster"].get<std::string>().c_str(), who.c_str(), why.c_str());
   };
   for (const auto& row : r["rows"]) {
     if (row["ours"].is_null()) {
@@ -112,7 +123,8 @@ void print_no_plans(const json& r) {
       const json& cell = row["columns"][c["id"].get<std::string>()];
       if (!cell["result"].is_null()) continue;
       const std::string note = cell["note"].get<std::string>();
-      line(row, c["label"].get<std::string>(), cell["no_plan"].get<std::string>() + (note.empty() ? "" : " (" + note + ")"));
+      line(row, c["label"].get<std::string>(),
+           cell["no_plan"].get<std::string>() + (note.empty() ? "" : " (" + note + ")"));
     }
   }
 }
@@ -123,7 +135,9 @@ void print_reproduce_table(const json& r) {
   std::printf("The HAPMoE paper's evaluation on this planner's cost model (%s)\n",
               r["paper"]["source"].get<std::string>().c_str());
   print_setups(r);
-  std::printf("\nratios: our best plan's tokens/s over the column's (x); the paper's figure in [brackets]\n");
+  std::printf(
+      "\nratios: our best plan's tokens/s over the column's (x); the paper's figure in "
+      "[brackets]\n");
   print_header(r["columns"]);
   print_rows(r);
   print_geomeans(r);
@@ -131,7 +145,8 @@ void print_reproduce_table(const json& r) {
   print_reasons(r);
   std::printf("\ncolumns:\n");
   for (const auto& c : r["columns"]) {
-    std::printf("  %s: %s\n", c["label"].get<std::string>().c_str(), c["rule"].get<std::string>().c_str());
+    std::printf("  %s: %s\n", c["label"].get<std::string>().c_str(),
+                c["rule"].get<std::string>().c_str());
   }
 }
 

@@ -1,11 +1,12 @@
 // The baselines: Megatron-default and the best uniform split (computed by the search), the
 // Metis-style and even-split baselines (searches of their own). Each is checked against its
 // definition and against the chain best <= even split <= uniform <= Megatron-default.
+#include "hapmoe/baselines.hpp"
+
 #include <doctest/doctest.h>
 
 #include <set>
 
-#include "hapmoe/baselines.hpp"
 #include "hapmoe/candidate_cost.hpp"
 #include "hapmoe/even_split_baseline.hpp"
 #include "hapmoe/metis_baseline.hpp"
@@ -19,11 +20,16 @@ namespace {
 json paper_doc(const std::string& cluster) {
   return {{"model", "mixtral-s"},
           {"cluster", cluster},
-          {"training", {{"global_batch_size", 256}, {"seq_length", 4096}, {"moe_token_dispatcher_type", "allgather"}}},
+          {"training",
+           {{"global_batch_size", 256},
+            {"seq_length", 4096},
+            {"moe_token_dispatcher_type", "allgather"}}},
           {"search", {{"micro_batch_size", {1}}, {"top_k", 1}}}};
 }
 
-json node(const json& gpu, int nodes) { return {{"gpu", gpu}, {"nodes", nodes}, {"gpus_per_node", 8}}; }
+json node(const json& gpu, int nodes) {
+  return {{"gpu", gpu}, {"nodes", nodes}, {"gpus_per_node", 8}};
+}
 
 Scenario with_groups(const json& groups) {
   json d = paper_doc("16-1");
@@ -41,8 +47,8 @@ SearchResult searched(const Scenario& s) {
 double time_of(const PlanEvaluation& e) { return e.metrics.iteration_time_s; }
 
 bool same_mesh(const PlanSpec& a, const PlanSpec& b) {
-  return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep && a.etp == b.etp &&
-         a.vpp == b.vpp && a.micro_batch_size == b.micro_batch_size;
+  return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep &&
+         a.etp == b.etp && a.vpp == b.vpp && a.micro_batch_size == b.micro_batch_size;
 }
 
 std::vector<int> layers_of(const PlanSpec& p) {
@@ -54,11 +60,14 @@ std::vector<int> layers_of(const PlanSpec& p) {
 }  // namespace
 
 TEST_CASE("main GPU type: most GPUs summed over its groups, first-listed on ties") {
-  CHECK(main_gpu_group(testing::scenario_from(paper_doc("24-1")).cluster) == 1);  // H800 1x8 + 910B 2x8
-  CHECK(main_gpu_group(testing::scenario_from(paper_doc("24-3")).cluster) == 0);  // 910B 2x8 + MI300X 1x8
+  CHECK(main_gpu_group(testing::scenario_from(paper_doc("24-1")).cluster) ==
+        1);  // H800 1x8 + 910B 2x8
+  CHECK(main_gpu_group(testing::scenario_from(paper_doc("24-3")).cluster) ==
+        0);  // 910B 2x8 + MI300X 1x8
   CHECK(main_gpu_group(testing::scenario_from(paper_doc("16-1")).cluster) == 0);  // tie
   // A100 in two groups (16 GPUs) outnumbers the H100 group (8 GPUs) listed first...
-  const Scenario s = with_groups({node("h100-sxm", 1), node("a100-sxm-80gb", 1), node("a100-sxm-80gb", 1)});
+  const Scenario s =
+      with_groups({node("h100-sxm", 1), node("a100-sxm-80gb", 1), node("a100-sxm-80gb", 1)});
   CHECK(gpu_types_by_count(s.cluster) == std::vector<int>({1, 0}));
   // ...but not 24 H100s.
   Scenario bigger = s;
@@ -77,7 +86,8 @@ TEST_CASE("the type-blind cluster: every group the main type on one fabric, node
   CHECK(blind.groups[0].nodes == 1);
   CHECK(blind.groups[1].nodes == 2);
   CHECK(blind.link_between_groups_gbps(0, 1) == s.cluster.groups[1].inter_node_gbps);
-  CHECK(s.cluster.link_between_groups_gbps(0, 1) < blind.link_between_groups_gbps(0, 1));  // 12.5 GB/s assumed
+  CHECK(s.cluster.link_between_groups_gbps(0, 1) <
+        blind.link_between_groups_gbps(0, 1));  // 12.5 GB/s assumed
 }
 
 TEST_CASE("uniform and Megatron-default follow their rules; best <= uniform <= Megatron-default") {
@@ -89,7 +99,8 @@ TEST_CASE("uniform and Megatron-default follow their rules; best <= uniform <= M
     REQUIRE(r.megatron_default);
     for (const PlanEvaluation* b : {&r.uniform->evaluation, &r.megatron_default->evaluation}) {
       CHECK(layers_of(b->plan) == even_split(s.model.num_layers, b->plan.pp));
-      for (size_t i = 1; i < b->plan.stages.size(); ++i) CHECK(b->plan.stages[i - 1].group <= b->plan.stages[i].group);
+      for (size_t i = 1; i < b->plan.stages.size(); ++i)
+        CHECK(b->plan.stages[i - 1].group <= b->plan.stages[i].group);
     }
     std::set<int> used;
     for (const auto& st : r.megatron_default->evaluation.plan.stages) used.insert(st.group);
@@ -97,7 +108,8 @@ TEST_CASE("uniform and Megatron-default follow their rules; best <= uniform <= M
     const double best = time_of(r.plans.front());
     CHECK(best <= time_of(r.uniform->evaluation));
     CHECK(time_of(r.uniform->evaluation) <= time_of(r.megatron_default->evaluation));
-    CHECK(r.megatron_default->speedup == doctest::Approx(time_of(r.megatron_default->evaluation) / best));
+    CHECK(r.megatron_default->speedup ==
+          doctest::Approx(time_of(r.megatron_default->evaluation) / best));
   }
 }
 
@@ -173,7 +185,8 @@ TEST_CASE("Metis-style: EP/ETP of the homogeneous main-type search, the rest sea
 
 TEST_CASE("Metis-style falls back to the next GPU type when the main type's cluster has no plan") {
   // 16 GPUs with 8 GiB (3 GiB usable) cannot hold Mixtral-S alone; 8 H100s are the second type.
-  const Scenario s = with_groups({node({{"preset", "h100-sxm"}, {"memory_gib", 8}}, 2), node("h100-sxm", 1)});
+  const Scenario s =
+      with_groups({node({{"preset", "h100-sxm"}, {"memory_gib", 8}}, 2), node("h100-sxm", 1)});
   REQUIRE(main_gpu_group(s.cluster) == 0);
   const MetisStyleBaseline m = metis_style_baseline(s);
   REQUIRE(m.homogeneous_group);

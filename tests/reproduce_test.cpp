@@ -1,11 +1,12 @@
 // `hapmoe reproduce`: the cases built from the presets, the table built from any column list
 // (ratios, geometric means), the paper's figures, and the computed gap reasons.
+#include "hapmoe/reproduce.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "hapmoe/paper_figures.hpp"
-#include "hapmoe/reproduce.hpp"
 #include "hapmoe/reproduce_io.hpp"
 #include "hapmoe/reproduce_reasons.hpp"
 #include "test_scenarios.hpp"
@@ -29,8 +30,10 @@ ComparisonColumn uniform_column(bool column_over_ours) {
   c.column_over_ours = column_over_ours;
   c.run = [](const Scenario&, const SearchResult& r) {
     RowPlan p;
-    if (r.uniform) p.plan = r.uniform->evaluation;
-    else p.no_plan_reason = "none";
+    if (r.uniform)
+      p.plan = r.uniform->evaluation;
+    else
+      p.no_plan_reason = "none";
     return p;
   };
   return c;
@@ -53,7 +56,8 @@ TEST_CASE("paper cases: models x Table 1 clusters with the paper's training setu
   CHECK(s.training.use_distributed_optimizer);
   CHECK(s.search.micro_batch_size == std::vector<int>{1});
   CHECK(s.cluster.total_gpus() == 32);
-  CHECK(cases_of({{"models", {"mixtral-s"}}})[0].scenario.training.moe_token_dispatcher_type == Dispatcher::kAllgather);
+  CHECK(cases_of({{"models", {"mixtral-s"}}})[0].scenario.training.moe_token_dispatcher_type ==
+        Dispatcher::kAllgather);
 }
 
 TEST_CASE("paper cases: bad options name the field") {
@@ -65,8 +69,10 @@ TEST_CASE("paper cases: bad options name the field") {
   CHECK(paper_cases(json::array(), p).error().code == "bad_type");
 }
 
-TEST_CASE("ratios follow the column's direction; geometric means cover heterogeneous rows with a ratio") {
-  const auto cases = cases_of({{"models", {"mixtral-s"}}, {"clusters", {"16-1-h", "16-1", "24-1"}}});
+TEST_CASE(
+    "ratios follow the column's direction; geometric means cover heterogeneous rows with a ratio") {
+  const auto cases =
+      cases_of({{"models", {"mixtral-s"}}, {"clusters", {"16-1-h", "16-1", "24-1"}}});
   const ReproduceResult r = reproduce(cases, {uniform_column(false), uniform_column(true)});
   REQUIRE(r.rows.size() == 3);
   CHECK_FALSE(r.rows[0].heterogeneous);
@@ -76,7 +82,8 @@ TEST_CASE("ratios follow the column's direction; geometric means cover heterogen
     const ReproduceRow& row = r.rows[i];
     REQUIRE(row.ours.plan);
     REQUIRE(row.cells[0].throughput_ratio);
-    const double expect = row.ours.plan->metrics.tokens_per_s / row.cells[0].plan.plan->metrics.tokens_per_s;
+    const double expect =
+        row.ours.plan->metrics.tokens_per_s / row.cells[0].plan.plan->metrics.tokens_per_s;
     CHECK(*row.cells[0].throughput_ratio == doctest::Approx(expect));
     CHECK(*row.cells[0].throughput_ratio >= 1.0);
     CHECK(*row.cells[1].throughput_ratio == doctest::Approx(1 / expect));
@@ -103,7 +110,7 @@ TEST_CASE("standard columns carry the paper's figures in our ratio's direction")
   CHECK(cols[3].id == "even_split");
   CHECK(cols[3].paper_row("mixtral-s", "32-3")->value == doctest::Approx(1 / 0.56));
   CHECK_FALSE(cols[3].paper_row("mixtral-s", "16-1"));  // not in Table 3
-  CHECK_FALSE(cols[2].paper_row);                          // the cluster-order uniform baseline: none
+  CHECK_FALSE(cols[2].paper_row);                       // the cluster-order uniform baseline: none
 }
 
 TEST_CASE("gap reasons: given beyond 30% or when a plan is missing, built from the plans") {

@@ -11,7 +11,8 @@ EvenSplitBaseline even_split_baseline(const Scenario& s, const SearchBudget& bud
   double closest_gib = -1;
   std::vector<int> pps = s.search.pp;
   if (pps.empty()) {
-    for (int pp = 1; pp <= std::min(s.model.num_layers, s.cluster.total_gpus()); ++pp) pps.push_back(pp);
+    for (int pp = 1; pp <= std::min(s.model.num_layers, s.cluster.total_gpus()); ++pp)
+      pps.push_back(pp);
   }
   for (int pp : pps) {
     if (pp > s.model.num_layers) continue;

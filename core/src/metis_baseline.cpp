@@ -48,8 +48,8 @@ MetisStyleBaseline metis_style_baseline(const Scenario& s, const SearchBudget& b
   const auto r = search_plans(fixed, {}, budget);
   if (r) out.budget_reached = out.budget_reached || r->stats.budget_reached;
   if (!r || r->plans.empty()) {
-    out.no_plan_reason = "no plan with ep " + std::to_string(*out.ep) + ", etp " + std::to_string(*out.etp) + ": " +
-                         no_plan_text(r);
+    out.no_plan_reason = "no plan with ep " + std::to_string(*out.ep) + ", etp " +
+                         std::to_string(*out.etp) + ": " + no_plan_text(r);
     return out;
   }
   out.plan = r->plans.front();

@@ -21,12 +21,16 @@ std::string fmt2(double v) {
 }
 
 // A baseline the search computed beside our plan.
-RowPlan from_search(const std::optional<Baseline>& b, const SearchResult& ours, const std::string& rule_text) {
+RowPlan from_search(const std::optional<Baseline>& b, const SearchResult& ours,
+                    const std::string& rule_text) {
   RowPlan out;
   out.budget_reached = ours.stats.budget_reached;
-  if (b) out.plan = b->evaluation;
-  else if (ours.plans.empty()) out.no_plan_reason = "not computed: our search has no plan";
-  else out.no_plan_reason = "no " + rule_text + " fits every stage's memory";
+  if (b)
+    out.plan = b->evaluation;
+  else if (ours.plans.empty())
+    out.no_plan_reason = "not computed: our search has no plan";
+  else
+    out.no_plan_reason = "no " + rule_text + " fits every stage's memory";
   return out;
 }
 
@@ -36,10 +40,12 @@ std::optional<PaperRatio> table2_over(const std::string& model, const std::strin
   const auto other = paper_table2_row(model, method);
   if (!ours || !other) return std::nullopt;
   if (method == "megatron_infinigence") {
-    return PaperRatio{ours->throughput, "Table 2: HAPMoE " + fmt2(ours->throughput) + "x Megatron-Infinigence"};
+    return PaperRatio{ours->throughput,
+                      "Table 2: HAPMoE " + fmt2(ours->throughput) + "x Megatron-Infinigence"};
   }
-  return PaperRatio{ours->throughput / other->throughput, "Table 2: HAPMoE " + fmt2(ours->throughput) + " / " +
-                                                              method + " " + fmt2(other->throughput) + " (derived)"};
+  return PaperRatio{ours->throughput / other->throughput,
+                    "Table 2: HAPMoE " + fmt2(ours->throughput) + " / " + method + " " +
+                        fmt2(other->throughput) + " (derived)"};
 }
 
 // Why Megatron-default has no plan: its type-blind first choice (the best even split over all
@@ -49,7 +55,8 @@ std::string megatron_default_no_plan(const Scenario& s) {
   blind.cluster = homogeneous_cluster_like(s.cluster, main_gpu_group(s.cluster));
   blind.search.top_k = 1;
   const auto seen = search_plans(blind);
-  const std::string rule = "no type-blind mesh over all groups with an even split fits every stage's memory";
+  const std::string rule =
+      "no type-blind mesh over all groups with an even split fits every stage's memory";
   if (!seen || !seen->megatron_default) return rule + " (nor on the homogeneous main-type cluster)";
   PlanSpec plan = seen->megatron_default->evaluation.plan;
   for (auto& st : plan.stages) st.gpu = s.cluster.groups[st.group].gpu.id;
@@ -58,11 +65,14 @@ std::string megatron_default_no_plan(const Scenario& s) {
   size_t worst = 0;
   for (size_t i = 0; i < real->stages.size(); ++i) {
     const StageCost& c = real->stages[i];
-    if (c.peak_bytes() - c.capacity_bytes > real->stages[worst].peak_bytes() - real->stages[worst].capacity_bytes) worst = i;
+    if (c.peak_bytes() - c.capacity_bytes >
+        real->stages[worst].peak_bytes() - real->stages[worst].capacity_bytes)
+      worst = i;
   }
   const StageCost& c = real->stages[worst];
-  return "memory: " + rule + "; the blind first choice (tp " + std::to_string(plan.tp) + ", pp " + std::to_string(plan.pp) +
-         ", dp " + std::to_string(plan.dp) + ", ep " + std::to_string(plan.ep) + ") needs " + fmt2(c.peak_bytes() / kGiB) +
+  return "memory: " + rule + "; the blind first choice (tp " + std::to_string(plan.tp) + ", pp " +
+         std::to_string(plan.pp) + ", dp " + std::to_string(plan.dp) + ", ep " +
+         std::to_string(plan.ep) + ") needs " + fmt2(c.peak_bytes() / kGiB) +
          " GiB per GPU on stage " + std::to_string(worst) + " (" + plan.stages[worst].gpu + ", " +
          fmt2(c.capacity_bytes / kGiB) + " GiB)";
 }
@@ -81,16 +91,20 @@ RowPlan our_plan(const Expected<SearchResult>& r) {
     return out;
   }
   out.budget_reached = r->stats.budget_reached;
-  if (!r->plans.empty()) out.plan = r->plans.front();
-  else out.no_plan_reason = r->diagnosis ? r->diagnosis->message : "no plan";
+  if (!r->plans.empty())
+    out.plan = r->plans.front();
+  else
+    out.no_plan_reason = r->diagnosis ? r->diagnosis->message : "no plan";
   return out;
 }
 
-ColumnCell run_cell(const ReproduceCase& c, const ComparisonColumn& col, const Expected<SearchResult>& r,
-                    const RowPlan& ours) {
+ColumnCell run_cell(const ReproduceCase& c, const ComparisonColumn& col,
+                    const Expected<SearchResult>& r, const RowPlan& ours) {
   ColumnCell cell;
-  if (r) cell.plan = col.run(c.scenario, *r);
-  else cell.plan.no_plan_reason = "not computed: " + r.error().message;
+  if (r)
+    cell.plan = col.run(c.scenario, *r);
+  else
+    cell.plan.no_plan_reason = "not computed: " + r.error().message;
   if (col.paper_row) cell.paper = col.paper_row(c.model, c.cluster);
   if (ours.plan && cell.plan.plan) {
     cell.throughput_ratio = throughput_ratio(*ours.plan, *cell.plan.plan, col.column_over_ours);
@@ -100,8 +114,8 @@ ColumnCell run_cell(const ReproduceCase& c, const ComparisonColumn& col, const E
   return cell;
 }
 
-GeomeanCell geomean_of(const std::string& model, const std::vector<const ReproduceRow*>& rows, size_t column,
-                       const ComparisonColumn& col) {
+GeomeanCell geomean_of(const std::string& model, const std::vector<const ReproduceRow*>& rows,
+                       size_t column, const ComparisonColumn& col) {
   GeomeanCell g;
   g.model = model;
   g.of = static_cast<int>(rows.size());
@@ -120,7 +134,8 @@ GeomeanCell geomean_of(const std::string& model, const std::vector<const Reprodu
 
 }  // namespace
 
-std::optional<double> throughput_ratio(const PlanEvaluation& ours, const PlanEvaluation& other, bool other_over_ours) {
+std::optional<double> throughput_ratio(const PlanEvaluation& ours, const PlanEvaluation& other,
+                                       bool other_over_ours) {
   const double a = ours.metrics.tokens_per_s, b = other.metrics.tokens_per_s;
   if (!(a > 0) || !(b > 0)) return std::nullopt;
   return other_over_ours ? b / a : a / b;
@@ -132,11 +147,14 @@ std::vector<ComparisonColumn> standard_columns() {
   cols[0].label = "Megatron-default";
   cols[0].rule = kMegatronDefaultRule;
   cols[0].run = [](const Scenario& s, const SearchResult& r) {
-    RowPlan out = from_search(r.megatron_default, r, "type-blind mesh over all groups with an even split");
+    RowPlan out =
+        from_search(r.megatron_default, r, "type-blind mesh over all groups with an even split");
     if (!out.plan && !r.plans.empty()) out.no_plan_reason = megatron_default_no_plan(s);
     return out;
   };
-  cols[0].paper_geomean = [](const std::string& model) { return table2_over(model, "megatron_infinigence"); };
+  cols[0].paper_geomean = [](const std::string& model) {
+    return table2_over(model, "megatron_infinigence");
+  };
 
   cols[1].id = "metis_style";
   cols[1].label = "Metis-style";
@@ -145,12 +163,15 @@ std::vector<ComparisonColumn> standard_columns() {
     const MetisStyleBaseline m = metis_style_baseline(s);
     RowPlan out{m.plan, m.no_plan_reason, "", m.budget_reached};
     if (m.ep) {
-      out.note = "ep " + std::to_string(*m.ep) + ", etp " + std::to_string(*m.etp) + " from the homogeneous " +
-                 s.cluster.groups[*m.homogeneous_group].gpu.id + " search";
+      out.note = "ep " + std::to_string(*m.ep) + ", etp " + std::to_string(*m.etp) +
+                 " from the homogeneous " + s.cluster.groups[*m.homogeneous_group].gpu.id +
+                 " search";
     }
     return out;
   };
-  cols[1].paper_geomean = [](const std::string& model) { return table2_over(model, "metis_style"); };
+  cols[1].paper_geomean = [](const std::string& model) {
+    return table2_over(model, "metis_style");
+  };
 
   cols[2].id = "uniform";
   cols[2].label = "Best uniform split";
@@ -171,7 +192,8 @@ std::vector<ComparisonColumn> standard_columns() {
     }
     return out;
   };
-  cols[3].paper_row = [](const std::string&, const std::string& cluster) -> std::optional<PaperRatio> {
+  cols[3].paper_row = [](const std::string&,
+                         const std::string& cluster) -> std::optional<PaperRatio> {
     const auto t3 = paper_table3_row(cluster);
     if (!t3) return std::nullopt;
     return PaperRatio{1 / t3->throughput,
@@ -180,8 +202,10 @@ std::vector<ComparisonColumn> standard_columns() {
   return cols;
 }
 
-ReproduceResult reproduce(const std::vector<ReproduceCase>& cases, const std::vector<ComparisonColumn>& columns,
-                          const std::function<void(int, int)>& progress, const SearchBudget& budget) {
+ReproduceResult reproduce(const std::vector<ReproduceCase>& cases,
+                          const std::vector<ComparisonColumn>& columns,
+                          const std::function<void(int, int)>& progress,
+                          const SearchBudget& budget) {
   ReproduceResult out;
   for (const ReproduceCase& c : cases) {
     ReproduceRow row;

@@ -13,7 +13,8 @@
 namespace hapmoe {
 
 inline constexpr const char* kEvenSplitRule =
-    "non-uniform split disabled (Table 3's ablation): even layer split for every pp; mesh, GPU groups used "
+    "non-uniform split disabled (Table 3's ablation): even layer split for every pp; mesh, GPU "
+    "groups used "
     "and their order searched";
 
 struct EvenSplitBaseline {

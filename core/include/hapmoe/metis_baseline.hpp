@@ -20,16 +20,18 @@
 namespace hapmoe {
 
 inline constexpr const char* kMetisStyleRule =
-    "EP and ETP fixed to those of the best plan on a homogeneous cluster of the main GPU type (most "
-    "GPUs; the next type when that one has no plan), same node shape; everything else (TP, CP, DP, PP, micro-batch, VPP, recompute, stage GPU "
+    "EP and ETP fixed to those of the best plan on a homogeneous cluster of the main GPU type "
+    "(most "
+    "GPUs; the next type when that one has no plan), same node shape; everything else (TP, CP, DP, "
+    "PP, micro-batch, VPP, recompute, stage GPU "
     "types, order, non-uniform layer split) searched on the real cluster";
 
 struct MetisStyleBaseline {
-  std::optional<int> ep, etp;          // from the homogeneous search (empty: none found a plan)
+  std::optional<int> ep, etp;            // from the homogeneous search (empty: none found a plan)
   std::optional<int> homogeneous_group;  // the group whose GPU type the homogeneous cluster used
-  std::optional<PlanEvaluation> plan;  // best plan on the real cluster with that EP and ETP
-  std::string no_plan_reason;          // why `plan` is empty, from the searches' diagnoses
-  bool budget_reached = false;         // either search stopped at its work budget
+  std::optional<PlanEvaluation> plan;    // best plan on the real cluster with that EP and ETP
+  std::string no_plan_reason;            // why `plan` is empty, from the searches' diagnoses
+  bool budget_reached = false;           // either search stopped at its work budget
 };
 
 // Runs the two searches of the definition above (each with the same budget).

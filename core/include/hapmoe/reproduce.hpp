@@ -29,7 +29,8 @@ struct ReproduceCase {
 struct RowPlan {
   std::optional<PlanEvaluation> plan;
   std::string no_plan_reason;
-  std::string note;  // how it was obtained, when the column's rule leaves a choice (e.g. the fixed EP)
+  std::string
+      note;  // how it was obtained, when the column's rule leaves a choice (e.g. the fixed EP)
   bool budget_reached = false;
 };
 
@@ -46,8 +47,10 @@ struct ComparisonColumn {
   bool subset_of_ours = true;     // its plans lie in our search space: ours is never slower
   bool column_over_ours = false;  // ratio = column throughput / ours (default: ours / column)
   std::function<RowPlan(const Scenario&, const SearchResult& ours)> run;
-  std::function<std::optional<PaperRatio>(const std::string& model, const std::string& cluster)> paper_row;
-  std::function<std::optional<PaperRatio>(const std::string& model)> paper_geomean;  // Table 2 scope
+  std::function<std::optional<PaperRatio>(const std::string& model, const std::string& cluster)>
+      paper_row;
+  std::function<std::optional<PaperRatio>(const std::string& model)>
+      paper_geomean;  // Table 2 scope
 };
 
 struct ColumnCell {
@@ -83,11 +86,13 @@ struct ReproduceResult {
 std::vector<ComparisonColumn> standard_columns();
 
 // Runs every case and column. progress(done, total) after each case.
-ReproduceResult reproduce(const std::vector<ReproduceCase>& cases, const std::vector<ComparisonColumn>& columns,
+ReproduceResult reproduce(const std::vector<ReproduceCase>& cases,
+                          const std::vector<ComparisonColumn>& columns,
                           const std::function<void(int done, int total)>& progress = nullptr,
                           const SearchBudget& budget = {});
 
 // A row's ratio for one column, or none when either plan is missing.
-std::optional<double> throughput_ratio(const PlanEvaluation& ours, const PlanEvaluation& other, bool other_over_ours);
+std::optional<double> throughput_ratio(const PlanEvaluation& ours, const PlanEvaluation& other,
+                                       bool other_over_ours);
 
 }  // namespace hapmoe

@@ -28,8 +28,8 @@ std::string mesh_difference(const PlanSpec& a, const PlanSpec& b);
 
 // The reason for a cell whose paper figure exists and whose ratio is missing or differs by more
 // than kPaperGapFraction; "" otherwise.
-std::string row_gap_reason(const ReproduceRow& row, const ComparisonColumn& col, const ColumnCell& cell,
-                           const Scenario& s);
+std::string row_gap_reason(const ReproduceRow& row, const ComparisonColumn& col,
+                           const ColumnCell& cell, const Scenario& s);
 
 // The reason for a geometric mean that differs from the paper's by more than kPaperGapFraction
 // (or has no value): its coverage and the row farthest from the paper; "" otherwise.

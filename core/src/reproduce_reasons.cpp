@@ -137,11 +137,39 @@ std::string row_gap_reason(const ReproduceRow& row, const ComparisonColumn& col,
          signed_percent(*cell.throughput_ratio / cell.paper->value - 1) + "): " + join(facts, "; ");
 }
 
+namespace {
+
+// "no ratio on 16-1, 24-1 (our search has no plan: memory); 16-2 (Megatron-default has no plan:
+// memory)" for the rows of a mean without a ratio, grouped by whose plan is missing and why.
+std::string missing_ratios(const ComparisonColumn& col,
+                           const std::vector<const ReproduceRow*>& rows, size_t column) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // who + why -> clusters
+  for (const ReproduceRow* r : rows) {
+    if (r->cells[column].throughput_ratio) continue;
+    const bool ours = !r->ours.plan;
+    const std::string& why = ours ? r->ours.no_plan_reason : r->cells[column].plan.no_plan_reason;
+    const bool memory = why.find("memory") != std::string::npos;
+    const std::string who =
+        (ours ? "our search" : col.label) + " has no plan" + (memory ? ": memory" : "");
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == who; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {who, {}});
+    it->second.push_back(r->cluster);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [who, clusters] : groups)
+    parts.push_back(join(clusters, ", ") + " (" + who + ")");
+  return parts.empty() ? "" : "; no ratio on " + join(parts, "; ");
+}
+
+}  // namespace
+
 std::string geomean_gap_reason(const GeomeanCell& g, const ComparisonColumn& col,
                                const std::vector<const ReproduceRow*>& rows, size_t column) {
   if (!g.paper) return "";
   const std::string coverage = std::to_string(g.clusters.size()) + " of " + std::to_string(g.of) +
-                               " heterogeneous clusters have both plans";
+                               " heterogeneous clusters have both plans" +
+                               missing_ratios(col, rows, column);
   if (!g.value) return "no geometric mean: " + coverage;
   if (!off_from_paper(*g.value, g.paper->value)) return "";
   const ReproduceRow* far = nullptr;

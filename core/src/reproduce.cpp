@@ -57,7 +57,16 @@ std::string megatron_default_no_plan(const Scenario& s) {
   const auto seen = search_plans(blind);
   const std::string rule =
       "no type-blind mesh over all groups with an even split fits every stage's memory";
-  if (!seen || !seen->megatron_default) return rule + " (nor on the homogeneous main-type cluster)";
+  if (!seen || !seen->megatron_default) {
+    const std::string why = !seen             ? seen.error().message
+                            : seen->diagnosis ? seen->diagnosis->message
+                                              : "no even split over all groups";
+    const bool memory = why.find("memory") != std::string::npos;
+    return (memory ? "memory: " : "") + rule +
+           ", and the type-blind ranking has nothing to rank: on " +
+           std::to_string(s.cluster.total_gpus()) + " " + blind.cluster.groups[0].gpu.name +
+           " GPUs: " + why;
+  }
   PlanSpec plan = seen->megatron_default->evaluation.plan;
   for (auto& st : plan.stages) st.gpu = s.cluster.groups[st.group].gpu.id;
   const auto real = evaluate_plan(s, plan);

@@ -11,6 +11,7 @@
 
 #include "api.hpp"
 #include "profile_cmd.hpp"
+#include "reproduce_table.hpp"
 #include "hapmoe/json_text.hpp"
 #include "hapmoe/field_schema.hpp"
 
@@ -26,6 +27,8 @@ const char* kUsage =
     "  hapmoe presets [gpus|models|clusters] [--json]    list the built-in presets\n"
     "  hapmoe schema [--json|--markdown]                 the scenario fields: type, unit, range,\n"
     "                                                    default, help (docs/fields.md)\n"
+    "  hapmoe reproduce [--json] [--model ID]... [--cluster ID]...\n"
+    "                                                    the paper's evaluation on our model\n"
     "  hapmoe version\n";
 // (`hapmoe profile ...` usage: profile_cmd.hpp, printed after kUsage.)
 
@@ -245,6 +248,19 @@ int cmd_schema(bool as_json, bool as_markdown) {
   return 0;
 }
 
+// `reproduce`: the paper's models and clusters (all, or those named), as a table or JSON.
+int cmd_reproduce(const std::vector<std::string>& models, const std::vector<std::string>& clusters, bool as_json) {
+  json options = json::object();
+  if (!models.empty()) options["models"] = models;
+  if (!clusters.empty()) options["clusters"] = clusters;
+  const std::string out = hapmoe::api::reproduce(options.dump());
+  const json r = json::parse(out);
+  if (as_json) std::cout << out << "\n";
+  if (!r.value("ok", false)) return print_error(r);
+  if (!as_json) hapmoe::cli::print_reproduce_table(r);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -254,7 +270,7 @@ int main(int argc, char** argv) {
   if (cmd == "profile") return hapmoe_cli::cmd_profile(std::vector<std::string>(args.begin() + 1, args.end()));
   bool as_json = false, timing = false, as_markdown = false;
   int top = 0;
-  std::vector<std::string> pos;
+  std::vector<std::string> pos, models, clusters;
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--json") {
       as_json = true;
@@ -270,6 +286,10 @@ int main(int argc, char** argv) {
         return usage_error("--top needs a number from 1 to 100");
       }
       if (top < 1 || top > 100) return usage_error("--top needs a number from 1 to 100");
+    } else if ((args[i] == "--model" || args[i] == "--cluster") && cmd == "reproduce") {
+      if (i + 1 >= args.size()) return usage_error(args[i] + " needs an id");
+      (args[i] == "--model" ? models : clusters).push_back(args[i + 1]);
+      ++i;
     } else if (args[i].size() > 1 && args[i][0] == '-' && args[i] != "-") {
       return usage_error("unknown option " + args[i]);
     } else {
@@ -282,6 +302,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "presets") return cmd_presets(pos.empty() ? "" : pos[0], as_json);
+    if (cmd == "reproduce") return pos.empty() ? cmd_reproduce(models, clusters, as_json) : usage_error("reproduce takes no file");
     if (cmd == "schema") return pos.empty() ? cmd_schema(as_json, as_markdown) : usage_error("schema takes no file");
     if (cmd != "plan" && cmd != "evaluate" && cmd != "validate") return usage_error("unknown command \"" + cmd + "\"");
     if (pos.size() != 1) return usage_error(cmd + " needs one scenario file (or - for standard input)");

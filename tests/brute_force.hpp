@@ -60,7 +60,8 @@ void for_each_brute_candidate(const Scenario& s, F fn) {
 
 // Best objective over the whole space (1e300 when nothing fits); -1 when the number of layer
 // splits (written to *splits) exceeds budget.
-inline double brute_force_best_once(const Scenario& s, double budget, double* splits) {
+// *best_recomputes: whether the best plan recomputes.
+inline double brute_force_best_once(const Scenario& s, double budget, double* splits, bool* best_recomputes = nullptr) {
   double total = 0;
   for_each_brute_candidate(s, [&](const Mesh& m, const std::vector<int>&) { total += compositions(s.model.num_layers, m.pp); });
   if (splits) *splits = total;
@@ -76,7 +77,10 @@ inline double brute_force_best_once(const Scenario& s, double budget, double* sp
       if (i == mesh.pp - 1) {
         if (left < min_n) return;
         v[i] = left;
-        if (auto obj = split_objective(p, v, &k)) best = std::min(best, *obj);
+        if (auto obj = split_objective(p, v, &k); obj && *obj < best) {
+          best = *obj;
+          if (best_recomputes) *best_recomputes = !(mesh.recompute == Recompute::kNone);
+        }
         return;
       }
       for (int n = min_n; n <= left - (mesh.pp - i - 1) * min_n; ++n) {
@@ -89,12 +93,16 @@ inline double brute_force_best_once(const Scenario& s, double budget, double* sp
   return best;
 }
 
-// As search_plans: without offload first, then (nothing fits, offload unset) with its fallbacks.
+// As search_plans: without offload first, then (offload unset, and nothing fits or the best plan
+// recomputes) the better of that and the best with its fallbacks.
 inline double brute_force_best(const Scenario& s, double budget = 1e300, double* splits = nullptr) {
-  const double best = brute_force_best_once(s, budget, splits);
-  if (best < 1e300) return best;
+  bool recomputes = false;
+  const double best = brute_force_best_once(s, budget, splits, &recomputes);
+  if (best < 0 || (best < 1e300 && !recomputes)) return best;
   const auto offload = offload_fallback_scenario(s);
-  return offload ? brute_force_best_once(*offload, budget, splits) : best;
+  if (!offload) return best;
+  const double with = brute_force_best_once(*offload, budget, splits);
+  return with < 0 ? with : std::min(best, with);
 }
 
 }  // namespace hapmoe::testing

@@ -8,6 +8,7 @@
 #include "hapmoe/presets.hpp"
 #include "hapmoe/profile_import.hpp"
 #include "hapmoe/profile_import_io.hpp"
+#include "hapmoe/reproduce_io.hpp"
 #include "hapmoe/result_io.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "hapmoe/search.hpp"
@@ -116,6 +117,17 @@ std::string import_nccl(const std::string& text) {
 
 std::string import_log(const std::string& text) {
   return import_request(text, [](const json& r) { return import_log_request(r, catalog()); });
+}
+std::string reproduce(const std::string& text, const std::function<void(int, int)>& progress) {
+  return guarded([&] {
+    auto options = parse_json_text(text.empty() ? "{}" : text);
+    if (!options) return dump(error_result(options.error()));
+    const auto cases = paper_cases(*options, catalog());
+    if (!cases) return dump(error_result(cases.error()));
+    const std::vector<ComparisonColumn> columns = standard_columns();
+    const ReproduceResult r = hapmoe::reproduce(*cases, columns, progress);
+    return dump(reproduce_to_json(*cases, columns, r));
+  });
 }
 
 }  // namespace hapmoe::api

@@ -25,5 +25,9 @@ std::string plan(const std::string& scenario_json, const ProgressFn& progress = 
 // {"format": "hapmoe.profile_import/1", "ok": true, ...} or an error result out.
 std::string import_nccl(const std::string& request_json);
 std::string import_log(const std::string& request_json);
+// The paper's evaluation (docs/reproduce.md): options {"models": [...], "clusters": [...]} (both
+// optional; "" = {}) -> {"format": "hapmoe.reproduce/1", ...}. progress(done, total) per case.
+std::string reproduce(const std::string& options_json,
+                      const std::function<void(int done, int total)>& progress = nullptr);
 
 }  // namespace hapmoe::api

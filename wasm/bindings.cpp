@@ -10,6 +10,13 @@ std::string plan_with_progress(const std::string& scenario, emscripten::val prog
     progress(fraction, static_cast<double>(evaluated));
   });
 }
+// progress(fraction of cases done, cases done), like plan's (fraction, evaluated).
+std::string reproduce_with_progress(const std::string& options, emscripten::val progress) {
+  if (progress.isUndefined() || progress.isNull()) return hapmoe::api::reproduce(options);
+  return hapmoe::api::reproduce(options, [&progress](int done, int total) {
+    progress(static_cast<double>(done) / total, static_cast<double>(done));
+  });
+}
 std::string plan_plain(const std::string& scenario) { return hapmoe::api::plan(scenario); }
 std::string plan_timed(const std::string& scenario) { return hapmoe::api::plan(scenario, nullptr, true); }
 }  // namespace
@@ -25,4 +32,5 @@ EMSCRIPTEN_BINDINGS(hapmoe) {
   emscripten::function("planTimed", &plan_timed);  // adds stats.elapsed_ms (benchmarks)
   emscripten::function("importNccl", &hapmoe::api::import_nccl);
   emscripten::function("importLog", &hapmoe::api::import_log);
+  emscripten::function("reproduce", &reproduce_with_progress);  // the paper's evaluation (docs/reproduce.md)
 }

@@ -11,6 +11,7 @@ import { checkJsonShape } from './json-limits.js';
 import { downloadChart } from './chart-download.js';
 import { registerServiceWorker } from './sw-register.js';
 import { createProfileForm } from './profile-form.js';
+import { createReproduceView } from './reproduce-view.js';
 
 /** Quiet time after an edit before the page re-plans by itself, in milliseconds. */
 const LIVE_DELAY_MS = 600;
@@ -252,6 +253,7 @@ async function start() {
     $('#plan-btn').disabled = true;
     return;
   }
+  createReproduceView({ button: $('#reproduce-btn'), root: $('#reproduce'), status: $('#reproduce-status'), client });
   defaults = defaultScenario(presets);
   form = createScenarioForm(formEl.querySelector('.fields'), presets, schema);
   createProfileForm($('#profile-import'), {

@@ -70,7 +70,8 @@ export class PlannerClient {
     this.pending.clear();
   }
 
-  /** Calls method ('version'|'presets'|'schema'|'validate'|'evaluate'|'plan') with a scenario object. */
+  /** Calls method ('version'|'presets'|'schema'|'validate'|'evaluate'|'plan'|'reproduce') with a scenario
+   * object (for 'reproduce': its options). */
   call(method, scenario = null, onProgress = null) {
     const id = this.nextId++;
     const payload = scenario == null ? '' : JSON.stringify(scenario);

@@ -36,6 +36,7 @@ function call(M, id, method, scenario) {
     case 'plan': return M.plan(scenario, progressReporter(id));
     case 'importNccl': return M.importNccl(scenario);  // an importer request (profile-form.js)
     case 'importLog': return M.importLog(scenario);
+    case 'reproduce': return M.reproduce(scenario, progressReporter(id)); // scenario: the options JSON
     default: throw new Error(`unknown method "${method}"`);
   }
 }

@@ -16,6 +16,41 @@ Mesh entry_mesh(const BaselineInputs& in, const SearchEntry& e) {
 
 }  // namespace
 
+std::vector<int> gpu_types_by_count(const ClusterSpec& c) {
+  std::vector<int> firsts;
+  std::vector<long long> gpus;
+  for (size_t g = 0; g < c.groups.size(); ++g) {
+    size_t t = 0;
+    while (t < firsts.size() && !(c.groups[firsts[t]].gpu == c.groups[g].gpu)) ++t;
+    if (t == firsts.size()) {
+      firsts.push_back(static_cast<int>(g));
+      gpus.push_back(0);
+    }
+    gpus[t] += c.groups[g].gpus();
+  }
+  std::vector<size_t> order(firsts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return gpus[a] > gpus[b]; });
+  std::vector<int> out;
+  for (size_t i : order) out.push_back(firsts[i]);
+  return out;
+}
+
+int main_gpu_group(const ClusterSpec& c) {
+  const std::vector<int> types = gpu_types_by_count(c);
+  return types.empty() ? 0 : types.front();
+}
+
+ClusterSpec homogeneous_cluster_like(const ClusterSpec& c, int main) {
+  ClusterSpec out = c;
+  for (auto& g : out.groups) {
+    g.gpu = c.groups[main].gpu;
+    g.inter_node_gbps = c.groups[main].inter_node_gbps;
+  }
+  out.inter_group_gbps = c.groups[main].inter_node_gbps;
+  return out;
+}
+
 std::optional<PlanEvaluation> uniform_baseline(const Scenario& s, const BaselineInputs& in) {
   std::optional<PlanEvaluation> best;
   double best_obj = 1e300;
@@ -41,13 +76,8 @@ std::optional<PlanEvaluation> uniform_baseline(const Scenario& s, const Baseline
 }
 
 std::optional<PlanEvaluation> megatron_default_baseline(const Scenario& s, const BaselineInputs& in) {
-  // Every group treated as the most common GPU type (most GPUs; first on ties).
-  int major = 0;
-  for (size_t g = 0; g < s.cluster.groups.size(); ++g) {
-    if (s.cluster.groups[g].gpus() > s.cluster.groups[major].gpus()) major = static_cast<int>(g);
-  }
   Scenario blind = s;
-  for (auto& g : blind.cluster.groups) g.gpu = s.cluster.groups[major].gpu;
+  blind.cluster = homogeneous_cluster_like(s.cluster, main_gpu_group(s.cluster));
   StageModelCache blind_cache(blind);
   std::optional<PlanEvaluation> pick;
   double pick_blind = 1e300;

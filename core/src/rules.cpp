@@ -266,7 +266,7 @@ RuleResult rule_fp8_common_recipe(const Scenario& s, const std::vector<int>& gro
 }
 
 RuleResult rule_same_collective_library(const Scenario& s, const std::vector<int>& groups) {
-  if (s.search.mode != SearchMode::kMegatron) return std::nullopt;
+  if (s.search.mode != SearchMode::kMegatron || s.search.assume_cross_vendor_collectives) return std::nullopt;
   for (int g : groups) {
     const std::string& a = s.cluster.groups[groups.front()].gpu.vendor;
     const std::string& b = s.cluster.groups[g].gpu.vendor;
@@ -289,7 +289,9 @@ std::string mixed_vendor_note(const Scenario& s) {
   for (const NodeGroup& g : s.cluster.groups) {
     if (std::find(vendors.begin(), vendors.end(), g.gpu.vendor) == vendors.end()) vendors.push_back(g.gpu.vendor);
   }
-  if (s.search.mode != SearchMode::kMegatron || vendors.size() < 2) return "";
+  if (s.search.mode != SearchMode::kMegatron || s.search.assume_cross_vendor_collectives || vendors.size() < 2) {
+    return "";
+  }
   std::string list;
   for (const std::string& v : vendors) list += (list.empty() ? "" : ", ") + v;
   return "the cluster mixes GPU vendors (" + list + "): upstream Megatron-LM runs one collective library, so "

@@ -164,8 +164,9 @@ constexpr size_t kFirstGuesses = 64;
 // The top-k plans found so far, best first.
 class TopK {
  public:
-  explicit TopK(size_t k) : k_(k) {}
-  double threshold() const { return best_.size() < k_ ? 1e300 : best_.back().objective; }
+  // prune_above_s: plans at or above it are not wanted (a previous search's k-th best).
+  TopK(size_t k, double prune_above_s) : k_(k), prune_above_s_(prune_above_s) {}
+  double threshold() const { return best_.size() < k_ ? prune_above_s_ : best_.back().objective; }
   void offer(Ranked r) {
     best_.insert(std::upper_bound(best_.begin(), best_.end(), r, better), std::move(r));
     if (best_.size() > k_) best_.pop_back();
@@ -174,6 +175,7 @@ class TopK {
 
  private:
   size_t k_;
+  double prune_above_s_;
   std::vector<Ranked> best_;
 };
 
@@ -442,28 +444,73 @@ std::optional<Scenario> offload_fallback_scenario(const Scenario& s) {
 }
 
 namespace {
-Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget);
+Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
+                                   double prune_above_s);
+
+// Whether offload could beat the plans found without it: none fits, or the best one
+// recomputes (memory binds, so freeing optimizer memory may buy a faster plan).
+bool offload_may_help(const SearchResult& r) {
+  if (r.plans.empty()) return true;
+  for (const StagePlan& st : r.plans.front().plan.stages) {
+    if (!(st.recompute == Recompute::kNone)) return true;
+  }
+  return false;
+}
+
+// The k best plans of both searches (a's first on ties), with b's baselines and diagnosis when a
+// found nothing or b's best won.
+SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
+  const bool b_wins = a.plans.empty() || (!b.plans.empty() && b.plans.front().metrics.iteration_time_s <
+                                                                  a.plans.front().metrics.iteration_time_s);
+  SearchResult out = b_wins ? std::move(b) : std::move(a);
+  SearchResult& other = b_wins ? a : b;
+  for (auto& p : other.plans) out.plans.push_back(std::move(p));
+  std::stable_sort(out.plans.begin(), out.plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
+    return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
+  });
+  if (out.plans.size() > k) out.plans.resize(k);
+  out.stats.candidates += other.stats.candidates;
+  out.stats.evaluated += other.stats.evaluated;
+  out.stats.stage_costs += other.stats.stage_costs;
+  out.stats.elapsed_ms += other.stats.elapsed_ms;
+  out.stats.budget_reached = out.stats.budget_reached || other.stats.budget_reached;
+  if (!out.plans.empty() && !other.plans.empty()) out.diagnosis.reset();
+  return out;
+}
 }  // namespace
 
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
   if (s.search.mode == SearchMode::kHetero) return hetero_search(s, control, budget);
-  auto r = search_once(s, control, budget);
-  if (!r.ok() || !r->plans.empty() || r->stats.cancelled) return r;
   const auto offload = offload_fallback_scenario(s);
-  if (!offload) return r;
-  auto retry = search_once(*offload, control, budget);
+  if (!offload) return search_once(s, control, budget, 1e300);
+  // Progress: the first search to kFirstPassShare, a retry the rest.
+  constexpr double kFirstPassShare = 0.8;
+  auto scaled = [&control](double from, double share) {
+    SearchControl c = control;
+    if (control.progress) {
+      c.progress = [&control, from, share](double f, long long n) { control.progress(from + share * f, n); };
+    }
+    return c;
+  };
+  auto r = search_once(s, scaled(0, kFirstPassShare), budget, 1e300);
+  if (!r.ok() || r->stats.cancelled || !offload_may_help(*r)) {
+    if (r.ok() && control.progress && !r->stats.cancelled) control.progress(1.0, r->stats.evaluated);
+    return r;
+  }
+  // Only offloaded plans that beat the k-th plan found without offload are wanted.
+  const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
+  const double kth = r->plans.size() < k ? 1e300 : r->plans.back().metrics.iteration_time_s;
+  auto retry = search_once(*offload, scaled(kFirstPassShare, 1 - kFirstPassShare), budget, kth);
   if (!retry.ok()) return r;
-  SearchResult out = std::move(retry).value();
-  out.stats.candidates += r->stats.candidates;
-  out.stats.evaluated += r->stats.evaluated;
-  out.stats.stage_costs += r->stats.stage_costs;
-  out.stats.elapsed_ms += r->stats.elapsed_ms;
-  out.stats.offload_retried = true;
+  const bool found_without = !r->plans.empty();
+  SearchResult out = merge_results(std::move(r).value(), std::move(retry).value(), k);
+  out.stats.offload_retried = !found_without;
   return out;
 }
 
 namespace {
-Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
+Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
+                                   double prune_above_s) {
   const auto start = std::chrono::steady_clock::now();
   if (auto e = check_request(s)) return *e;
   SearchResult r;
@@ -477,7 +524,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   const std::vector<SearchEntry>& entries = builder.entries;
   if (control.progress) control.progress(0.0, 0);
 
-  TopK top(static_cast<size_t>(std::max(1, s.search.top_k)));
+  TopK top(static_cast<size_t>(std::max(1, s.search.top_k)), prune_above_s);
   SplitCounters counters;
   IncrementalSplit dp;
   size_t done = 0;

@@ -2,8 +2,10 @@
 //  - uniform: the best plan whose layer split is even -- num_layers / pp layers per stage, the
 //    first num_layers % pp stages one more -- with the GPU groups in the order the cluster lists
 //    them (a rule that never looks at GPU speed); mesh and the set of groups used are searched.
-//  - megatron_default: heterogeneity-blind -- the mesh chosen as if every GPU were the most common
-//    type, all groups in cluster order, even split -- then costed on the real GPUs.
+//  - megatron_default: heterogeneity-blind -- the mesh chosen as if every GPU were the main type
+//    (main_gpu_group) on a homogeneous fabric, all groups in cluster order, even split -- then
+//    costed on the real GPUs (the best blind-ranked choice whose stages fit the real memory).
+// The Metis-style baseline runs searches of its own: metis_baseline.hpp.
 #pragma once
 
 #include <optional>
@@ -20,8 +22,17 @@ inline constexpr const char* kUniformRule =
     "even layer split: num_layers / pp layers per stage, the first num_layers % pp stages one more; "
     "GPU groups in the order the cluster lists them; mesh and the groups used searched";
 inline constexpr const char* kMegatronDefaultRule =
-    "heterogeneity-blind: the mesh chosen as if every GPU were the most common type, all groups in "
-    "cluster order, even layer split; then costed on the real GPUs";
+    "heterogeneity-blind: the mesh chosen as if every GPU were the main type (most GPUs) on a "
+    "homogeneous fabric, all groups in cluster order, even layer split; then costed on the real GPUs";
+
+// One group per GPU type (its first group; types compared by full spec), the type with the most
+// GPUs first, the first-listed type first on ties.
+std::vector<int> gpu_types_by_count(const ClusterSpec& c);
+// The main GPU type's group: gpu_types_by_count(c).front().
+int main_gpu_group(const ClusterSpec& c);
+// The cluster as a heterogeneity-blind planner sees it: every group keeps its node shape but
+// holds group `main`'s GPU and scale-out bandwidth; the inter-group link is that bandwidth too.
+ClusterSpec homogeneous_cluster_like(const ClusterSpec& c, int main);
 
 // One (mesh shape, group set) of the search with its lower bound (valid for every order and split).
 struct SearchEntry {

@@ -37,7 +37,9 @@ struct SearchStats {
   double elapsed_ms = 0;
   bool cancelled = false;
   bool budget_reached = false;  // the result is the best found within SearchBudget
-  bool offload_retried = false;  // nothing fit without optimizer offload: searched again with it
+  // nothing fit without optimizer offload: searched again with it (it is also tried, keeping
+  // the better plans, when the best plan without it recomputes)
+  bool offload_retried = false;
 };
 
 struct Diagnosis {

@@ -219,6 +219,10 @@ struct SearchSpec {
   int top_k = 5;
   std::vector<int> layer_split;  // empty = "auto"
   bool baselines = true;
+  // Not a scenario field: the HAPMoE paper's assumption that one job spans vendors through a
+  // cross-vendor communicator (its Megatron-Infinigence runs); set by `hapmoe reproduce` only.
+  // Upstream Megatron-LM cannot, so the search keeps a plan on one vendor without it.
+  bool assume_cross_vendor_collectives = false;
 };
 
 struct StagePlan {

@@ -102,7 +102,9 @@ TEST_CASE(
 
 TEST_CASE("standard columns carry the paper's figures in our ratio's direction") {
   const auto cols = standard_columns();
-  REQUIRE(cols.size() == 4);
+  REQUIRE(cols.size() == 5);
+  CHECK(cols[4].id == "hetero");
+  CHECK_FALSE(cols[4].subset_of_ours);  // a mesh per GPU type lies outside upstream mode's space
   CHECK(cols[0].paper_geomean("mixtral-s")->value == doctest::Approx(1.67));
   CHECK(cols[0].paper_geomean("mixtral-l")->value == doctest::Approx(1.78));
   CHECK(cols[1].paper_geomean("mixtral-s")->value == doctest::Approx(1.67 / 1.45));

@@ -150,6 +150,35 @@ std::optional<double> throughput_ratio(const PlanEvaluation& ours, const PlanEva
   return other_over_ours ? b / a : a / b;
 }
 
+// FlagScale's heterogeneous mode: a mesh per GPU type (search.mode "hetero"); not a subset of
+// ours (ours is one mesh for all stages): ratio ours over hetero, below 1 where hetero wins.
+ComparisonColumn hetero_column() {
+  ComparisonColumn c;
+  c.id = "hetero";
+  c.label = "Hetero mode";
+  c.rule = "search.mode \"hetero\": a FlagScale process mesh per GPU group (TP, EP, ETP, DP, PP each), "
+           "per-stage full recompute, no VPP, no optimizer offload; below 1 where it beats ours";
+  c.subset_of_ours = false;
+  c.run = [](const Scenario& s, const SearchResult&) {
+    Scenario h = s;
+    h.search.mode = SearchMode::kHetero;
+    h.search.top_k = 1;
+    h.search.baselines = false;
+    RowPlan out;
+    auto r = search_plans(h);
+    if (!r.ok()) {
+      out.no_plan_reason = r.error().message;
+    } else if (r->plans.empty()) {
+      out.no_plan_reason = "no hetero-mode plan fits";
+    } else {
+      out.plan = r->plans.front();
+    }
+    out.budget_reached = r.ok() && r->stats.budget_reached;
+    return out;
+  };
+  return c;
+}
+
 std::vector<ComparisonColumn> standard_columns() {
   std::vector<ComparisonColumn> cols(4);
   cols[0].id = "megatron_default";
@@ -208,6 +237,7 @@ std::vector<ComparisonColumn> standard_columns() {
     return PaperRatio{1 / t3->throughput,
                       "Table 3 (model not stated): 1 / " + fmt2(t3->throughput) + " (derived)"};
   };
+  cols.push_back(hetero_column());
   return cols;
 }
 

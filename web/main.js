@@ -126,8 +126,9 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
   status.running('Checking inputs…');
   results.setStale(true);
   try {
-    await writeUrl(s, view, true);
+    const urlWritten = writeUrl(s, view, true);  // compresses while the worker checks the inputs
     const check = await client.validate(s);
+    await urlWritten;
     if (id !== runId) return;
     if (!check.ok && check.error?.code === 'internal') { showInternal(check.error); return; }
     if (!check.ok) { showInvalid(check.error, live); status.idle('Input needs attention.'); return; }

@@ -102,7 +102,7 @@ export function timelineChartSvg(timeline, { width: minWidth = 760 } = {}) {
     lx += 28 + label.length * 6.5;
   }
   out += `<text x="${lx + 8}" y="18" class="legend">bubble ${fixed(timeline.bubble_fraction * 100, 2)}%</text>`;
-  out += `<text x="${left + plotW / 2}" y="${height - 4}" text-anchor="middle" class="axis">time (s): the planner's schedule, ${m} micro-batches` +
+  out += `<text x="${left}" y="${height - 4}" class="axis">time (s): the planner's schedule, ${m} micro-batches` +
     `${vpp > 1 ? `, ${vpp} virtual stages` : ''}; iteration ${fixed(timeline.iteration_s, 3)} s = pipeline ${fixed(timeline.pipeline_s, 3)} s + tail</text>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" class="chart timeline-chart" viewBox="0 0 ${width} ${height}" ` +
     `width="${width}" height="${height}" role="img" aria-label="Pipeline schedule timeline" ` +

@@ -1,7 +1,7 @@
 // Timeline chart: pure function from the core's schedule of one plan (api timeline(), see
 // docs/scenario.md "Timeline") to an SVG string. Nothing is simulated here: every op, idle gap
 // and tail is where the core put it, and the axis ends at the core's iteration time.
-import { esc, fixed } from './format.js';
+import { esc, fixed, percent } from './format.js';
 import { niceStep, stageLabel } from './memory-chart.js';
 
 const COLORS = { F: ['#4e79a7', '#7aa0c8', '#a5c1de', '#cddcec'], B: ['#59a14f', '#83bf7a', '#aad4a3', '#d0e8cb'] };
@@ -101,7 +101,7 @@ export function timelineChartSvg(timeline, { width: minWidth = 760 } = {}) {
       `<text x="${lx + 16}" y="18" class="legend">${label}</text>`;
     lx += 28 + label.length * 6.5;
   }
-  out += `<text x="${lx + 8}" y="18" class="legend">bubble ${fixed(timeline.bubble_fraction * 100, 2)}%</text>`;
+  out += `<text x="${lx + 8}" y="18" class="legend">bubble ${percent(timeline.bubble_fraction)}%</text>`;
   out += `<text x="${left}" y="${height - 4}" class="axis">time (s): the planner's schedule, ${m} micro-batches` +
     `${vpp > 1 ? `, ${vpp} virtual stages` : ''}; iteration ${fixed(timeline.iteration_s, 3)} s = pipeline ${fixed(timeline.pipeline_s, 3)} s + tail</text>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" class="chart timeline-chart" viewBox="0 0 ${width} ${height}" ` +

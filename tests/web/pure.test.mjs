@@ -27,7 +27,7 @@ test('charts are SVG strings with one bar or row per stage', () => {
   assert.equal((tl.match(/<title>Forward/g) || []).length, 8);
   assert.equal((tl.match(/<title>Optimizer step/g) || []).length, 2);
   assert.match(tl, /data-iteration-s="0.5" data-bubble-fraction="0.123456"/);
-  assert.match(tl, /bubble 12.35%/);
+  assert.match(tl, /bubble 12.3%/);
   const n = 1024;
   const many = { ...timeline, num_microbatches: 512, stages: timeline.stages.map((s) => ({ ...s, forward_op_s: 0.0002,
     kinds: 'F'.repeat(n), chunks: Array(n).fill(0), microbatches: [...Array(n).keys()], starts_s: [...Array(n).keys()].map((k) => k * 0.0003) })) };

@@ -23,6 +23,7 @@ const char* kUsage =
     "usage:\n"
     "  hapmoe plan FILE|- [--top N] [--json] [--timing]   search for the best plans\n"
     "  hapmoe evaluate FILE|- [--json]                   cost the scenario's \"plan\"\n"
+    "  hapmoe timeline FILE|-                            the \"plan\"'s schedule as JSON (docs/scenario.md)\n"
     "  hapmoe validate FILE|-                            check a scenario\n"
     "  hapmoe presets [gpus|models|clusters] [--json]    list the built-in presets\n"
     "  hapmoe schema [--json|--markdown]                 the scenario fields: type, unit, range,\n"
@@ -304,7 +305,7 @@ int main(int argc, char** argv) {
     if (cmd == "presets") return cmd_presets(pos.empty() ? "" : pos[0], as_json);
     if (cmd == "reproduce") return pos.empty() ? cmd_reproduce(models, clusters, as_json) : usage_error("reproduce takes no file");
     if (cmd == "schema") return pos.empty() ? cmd_schema(as_json, as_markdown) : usage_error("schema takes no file");
-    if (cmd != "plan" && cmd != "evaluate" && cmd != "validate") return usage_error("unknown command \"" + cmd + "\"");
+    if (cmd != "plan" && cmd != "evaluate" && cmd != "validate" && cmd != "timeline") return usage_error("unknown command \"" + cmd + "\"");
     if (pos.size() != 1) return usage_error(cmd + " needs one scenario file (or - for standard input)");
     std::string text;
     if (!read_input(pos[0], &text)) {
@@ -318,6 +319,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "evaluate") return cmd_evaluate(text, as_json);
+    if (cmd == "timeline") {
+      const std::string out = hapmoe::api::timeline(text);
+      const json r = json::parse(out);
+      if (!r.value("ok", false)) return print_error(r);
+      std::cout << out << "\n";
+      return 0;
+    }
     return cmd_plan(text, as_json, top, timing);
   } catch (const std::exception& e) {
     std::cerr << "hapmoe: internal error: " << hapmoe::to_valid_utf8(e.what()) << "\n";

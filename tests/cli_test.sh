@@ -60,6 +60,8 @@ check "ep rule in evaluate" 2 "experts_divisible_by_ep" "$bin" evaluate \
 check "batch rule in evaluate" 2 "batch_divisible" "$bin" evaluate \
   "$(scenario bd.json "{\"model\":\"mixtral-8x7b\",\"cluster\":\"h100-64\",\"training\":{\"global_batch_size\":100,\"seq_length\":4096},\"plan\":{\"tp\":1,\"pp\":4,\"dp\":16,\"ep\":8,\"stages\":[{\"layers\":8},{\"layers\":8},{\"layers\":8},{\"layers\":8}]}}")"
 check "evaluate without plan" 2 "plan" "$bin" evaluate "$repo/examples/mixtral-s-16-1.json"
+check "timeline without plan" 2 "plan" "$bin" timeline "$repo/examples/mixtral-s-16-1.json"
+check "timeline of a plan" 0 '"matches_cost_model":true' "$bin" timeline "$repo/examples/c1-mixtral-8x7b-h100-64.json"
 check "missing file" 2 "cannot read" "$bin" plan "$tmp/does-not-exist.json"
 check "unknown command" 2 "unknown command" "$bin" frobnicate
 check "bad --top" 2 "--top" "$bin" plan "$repo/examples/mixtral-s-16-1.json" --top zero

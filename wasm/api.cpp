@@ -12,6 +12,7 @@
 #include "hapmoe/result_io.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "hapmoe/search.hpp"
+#include "hapmoe/timeline_io.hpp"
 
 namespace hapmoe::api {
 
@@ -76,6 +77,25 @@ std::string evaluate(const std::string& text) {
     const auto ev = evaluate_plan(*s, *s->plan);
     if (!ev) return dump(error_result(ev.error()));
     return dump(evaluate_result(*s, *ev));
+  });
+}
+
+std::string timeline(const std::string& text) {
+  return guarded([&] {
+    const auto s = read_scenario(text);
+    if (!s) return dump(error_result(s.error()));
+    if (!s->plan) {
+      return dump(error_result(Error{"missing_field", "timeline needs the scenario's \"plan\"", "plan"}));
+    }
+    const auto ev = evaluate_plan(*s, *s->plan);
+    if (!ev) return dump(error_result(ev.error()));
+    const auto t = plan_timeline(*ev);
+    if (!t) {
+      return dump(error_result(Error{"too_large", "timeline: pp x vpp x micro-batches is above " +
+                                     std::to_string(kMaxTimelineChunkSlots) + "; the schedule is not drawn", "plan"}));
+    }
+    return dump(json{{"format", kResultFormat}, {"ok", true}, {"metrics", metrics_to_json(ev->metrics)},
+                     {"timeline", timeline_to_json(*ev, *t)}});
   });
 }
 

@@ -17,6 +17,8 @@ std::string presets();
 std::string schema();
 std::string validate(const std::string& scenario_json);
 std::string evaluate(const std::string& scenario_json);
+// The concrete schedule of the scenario's "plan": {"format", "ok", "metrics", "timeline"}.
+std::string timeline(const std::string& scenario_json);
 // include_timing adds stats.elapsed_ms (off by default: the output is then byte-identical).
 std::string plan(const std::string& scenario_json, const ProgressFn& progress = nullptr,
                  bool include_timing = false);

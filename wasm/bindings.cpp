@@ -27,6 +27,7 @@ EMSCRIPTEN_BINDINGS(hapmoe) {
   emscripten::function("schema", &hapmoe::api::schema);
   emscripten::function("validate", &hapmoe::api::validate);
   emscripten::function("evaluate", &hapmoe::api::evaluate);
+  emscripten::function("timeline", &hapmoe::api::timeline);
   emscripten::function("plan", &plan_with_progress);
   emscripten::function("planQuiet", &plan_plain);
   emscripten::function("planTimed", &plan_timed);  // adds stats.elapsed_ms (benchmarks)

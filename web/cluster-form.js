@@ -11,7 +11,11 @@ export const COLUMNS = [
   ['cluster.groups[].gpus_per_node', 'GPUs / node'],
   ['cluster.groups[].inter_node_gbps', 'Inter-node'],
   ['cluster.groups[].gpu.memory_gib', 'Memory'],
+  ['cluster.groups[].gpu.reserved_memory_gib', 'Reserved'],
 ];
+
+/** Columns that override a field of the group's GPU (not of the group). */
+const GPU_COLUMNS = ['memory_gib', 'reserved_memory_gib'];
 
 function gpuTitle(id, g) {
   if (!g) return id;
@@ -43,6 +47,7 @@ export function createClusterForm(presets, gpus, schema) {
   // A new group starts at the smallest valid size; its node size is the GPU's usual one.
   const minNodes = fieldDef(schema, 'cluster.groups[].nodes', '').min;
   const defaultGpusPerNode = fieldDef(schema, 'cluster.groups[].gpu.gpus_per_node', '').default;
+  const defaultReserved = fieldDef(schema, 'cluster.groups[].gpu.reserved_memory_gib', '').default;
   const element = document.createElement('fieldset');
   element.className = 'section';
   element.innerHTML = `<legend>Cluster</legend>
@@ -62,7 +67,7 @@ export function createClusterForm(presets, gpus, schema) {
     [...tbody.rows].forEach((row, i) => {
       row.querySelectorAll('[data-col]').forEach((el) => {
         const col = el.dataset.col;
-        el.dataset.field = `cluster.groups[${i}].${col === 'memory_gib' ? 'gpu.memory_gib' : col}`;
+        el.dataset.field = `cluster.groups[${i}].${GPU_COLUMNS.includes(col) ? `gpu.${col}` : col}`;
         el.setAttribute('aria-label', `Group ${i + 1} ${col.replace(/_/g, ' ')}`);
       });
     });
@@ -73,6 +78,7 @@ export function createClusterForm(presets, gpus, schema) {
     row.gpu.title = gpuTitle(row.gpu.value, g);
     row.spec.textContent = g ? `${g.bf16_tflops ?? '?'} TFLOPS bf16 · ${g.intra_node_gbps ?? '?'} GB/s in node` : '';
     writeInput(row.inputs.memory_gib, g?.memory_gib);
+    writeInput(row.inputs.reserved_memory_gib, g?.reserved_memory_gib ?? defaultReserved);
     row.inputs.inter_node_gbps.placeholder = g?.inter_node_gbps != null ? String(g.inter_node_gbps) : '';
   }
 
@@ -101,11 +107,11 @@ export function createClusterForm(presets, gpus, schema) {
     row.insertCell().append(del);
     const gpu = typeof group.gpu === 'object' && group.gpu ? group.gpu : { preset: group.gpu ?? firstGpu };
     // A custom GPU (no preset, or a preset with changed specs) from a link or file is kept as given.
-    if (!gpus[gpu.preset] || Object.keys(gpu).some((k) => k !== 'preset' && k !== 'memory_gib')) { row.custom = gpu; row.gpu.add(new Option(`custom: ${gpu.name || 'GPU'}`, '')); }
+    if (!gpus[gpu.preset] || Object.keys(gpu).some((k) => k !== 'preset' && !GPU_COLUMNS.includes(k))) { row.custom = gpu; row.gpu.add(new Option(`custom: ${gpu.name || 'GPU'}`, '')); }
     row.gpu.value = row.custom ? '' : gpu.preset;
     row.gpu.addEventListener('change', () => onGpuChange(row));
     onGpuChange(row);
-    if (gpu.memory_gib != null) writeInput(row.inputs.memory_gib, gpu.memory_gib);
+    for (const k of GPU_COLUMNS) if (gpu[k] != null) writeInput(row.inputs[k], gpu[k]);
     writeInput(row.inputs.nodes, group.nodes ?? minNodes);
     writeInput(row.inputs.gpus_per_node, group.gpus_per_node ?? gpus[row.gpu.value]?.gpus_per_node ?? defaultGpusPerNode);
     writeInput(row.inputs.inter_node_gbps, group.inter_node_gbps);
@@ -115,9 +121,14 @@ export function createClusterForm(presets, gpus, schema) {
   function readGroups() {
     return [...tbody.rows].map((row) => {
       const id = row.gpu.value;
-      const mem = readInput(row.inputs.memory_gib);
-      const out = { gpu: !id && row.custom ? { ...row.custom, ...(mem == null ? {} : { memory_gib: mem }) }
-        : mem == null || mem === gpus[id]?.memory_gib ? id : { preset: id, memory_gib: mem } };
+      const changed = {};
+      for (const k of GPU_COLUMNS) {
+        const v = readInput(row.inputs[k]);
+        const preset = k === 'reserved_memory_gib' ? gpus[id]?.[k] ?? defaultReserved : gpus[id]?.[k];
+        if (v != null && (!id || v !== preset)) changed[k] = v;
+      }
+      const out = { gpu: !id && row.custom ? { ...row.custom, ...changed }
+        : Object.keys(changed).length ? { preset: id, ...changed } : id };
       out.nodes = readInput(row.inputs.nodes);
       out.gpus_per_node = readInput(row.inputs.gpus_per_node);
       const bw = readInput(row.inputs.inter_node_gbps);

@@ -126,6 +126,8 @@ export function makeHelp(text, topic) {
 function makeInput(def) {
   if (def.kind === 'select') {
     const select = document.createElement('select');
+    // No fixed default (the core decides): an empty first option, so nothing is sent until chosen.
+    if (def.default === undefined && !def.required) select.add(new Option(def.placeholder ? `(${def.placeholder})` : '(default)', ''));
     for (const o of def.options || []) select.add(new Option(o, o));
     return select;
   }
@@ -177,7 +179,7 @@ export function readInput(input) {
   const kind = input.dataset.kind;
   if (kind === 'bool') return input.checked;
   const raw = input.value.trim();
-  if (kind === 'select' || kind === 'text') return raw === '' && kind === 'text' ? null : raw;
+  if (kind === 'select' || kind === 'text') return raw === '' ? null : raw;
   if (raw === '') return null;
   if (kind === 'int' || kind === 'num') return Number(raw);
   if (kind === 'json') { try { return JSON.parse(raw); } catch { return raw; } }

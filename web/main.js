@@ -19,8 +19,19 @@ const LIVE_DELAY_MS = 600;
 const MAX_FILE_BYTES = 1024 * 1024;
 
 const $ = (sel) => document.querySelector(sel);
+/** Start-up milestones as performance marks ("hapmoe:<name>"), read by the tests and the bench. */
+const mark = (name) => performance.mark(`hapmoe:${name}`);
+mark('modules');
+
+/** The worker boot.js started before the modules loaded (once), or null. */
+function takeBootWorker() {
+  const w = self.hapmoeBootWorker || null;
+  self.hapmoeBootWorker = null;
+  return w;
+}
 const budgetS = Number(new URLSearchParams(location.search).get('budget_s'));
-const client = new PlannerClient('worker.js', { budgetMs: budgetS >= 0.5 && budgetS <= 600 ? budgetS * 1000 : DEFAULT_BUDGET_MS });
+const client = new PlannerClient('worker.js', { budgetMs: budgetS >= 0.5 && budgetS <= 600 ? budgetS * 1000 : DEFAULT_BUDGET_MS,
+  worker: takeBootWorker() });
 const banner = $('#banner');
 const formEl = $('#scenario-form');
 const status = createRunStatus({ plan: $('#plan-btn'), cancel: $('#cancel-btn'), progress: $('#progress'), status: $('#run-status') });
@@ -28,7 +39,7 @@ const results = createResultsView({
   root: $('#results'), summary: $('#summary'), plans: $('#plans'), compare: $('#compare'), baselines: $('#baselines'),
   detail: $('#plan-detail'), detailTitle: $('#detail-title'), stages: $('#stages'), memory: $('#memory-chart'),
   timeline: $('#timeline-chart'), megatron: $('#megatron'), actions: $('#result-actions'),
-}, { onView: (view) => writeUrl(lastScenario, view, false) });
+}, { onView: (view) => writeUrl(lastScenario, view, false), loadTimeline: (plan) => client.timeline({ ...lastScenario, plan }) });
 
 let form = null;
 let presets = null;
@@ -56,13 +67,12 @@ function partsWithoutField(scenario) {
   return out;
 }
 
+/** What the page plans when opened without a link (an absent preset: the first one instead). */
+const DEFAULT_SCENARIO = { model: 'mixtral-s', cluster: '16-1', training: { global_batch_size: 256, seq_length: 4096 } };  // the rest: the schema's defaults
+
 function defaultScenario(presets) {
   const pick = (ids, wanted) => (wanted in ids ? wanted : Object.keys(ids)[0]);
-  return {
-    model: pick(presets.models, 'mixtral-s'),
-    cluster: pick(presets.clusters, '16-1'),
-    training: { global_batch_size: 256, seq_length: 4096 },  // the rest: the schema's defaults
-  };
+  return { ...DEFAULT_SCENARIO, model: pick(presets.models, DEFAULT_SCENARIO.model), cluster: pick(presets.clusters, DEFAULT_SCENARIO.cluster) };
 }
 
 /** The form's scenario plus what a link or file carried that the form cannot show. */
@@ -118,12 +128,14 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
   status.running('Checking inputs…');
   results.setStale(true);
   try {
-    await writeUrl(s, view, true);
+    const urlWritten = writeUrl(s, view, true);  // compresses while the worker checks the inputs
     const check = await client.validate(s);
+    await urlWritten;
     if (id !== runId) return;
     if (!check.ok && check.error?.code === 'internal') { showInternal(check.error); return; }
     if (!check.ok) { showInvalid(check.error, live); status.idle('Input needs attention.'); return; }
     status.running('Searching…');
+    mark('search-sent');
     const result = await client.plan(s, (f, n) => { if (id === runId) status.progress(f, n); });
     if (id !== runId) return;
     if (!result.ok && result.error?.code === 'internal') { showInternal(result.error); return; }
@@ -131,8 +143,11 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
     stickyError = '';
     showBanner(banner, '');
     lastScenario = s;
-    results.render(result, view);
     results.setStale(false);
+    const shown = results.render(result, view);
+    mark('plan-shown');
+    await shown;
+    if (id !== runId) return;
     status.idle(result.plans.length ? `Done: ${result.plans.length} plan(s).` : 'Done: no feasible plan.');
     if (scrollToResults && matchMedia('(max-width: 1000px)').matches) $('#results').scrollIntoView({ block: 'start' });
   } catch (err) {
@@ -243,6 +258,7 @@ async function start() {
   let schema;
   try {
     const [p, v, s] = await Promise.all([client.presets(), client.version(), client.schema()]);
+    mark('core-ready');
     presets = p;
     $('#version').textContent = `core ${v.version ?? '?'}`;
     $('#core-version').textContent = `planner core ${v.version ?? '?'} (WebAssembly)`;
@@ -262,8 +278,12 @@ async function start() {
     apply: (scenario, what) => { if (loadScenario(scenario, `The scenario with ${what}`)) run({ scenario }); },
   });
   wire();
+  mark('form');
   await restoreFromHash();
 }
 
 registerServiceWorker();
-start();
+start();  // asks the worker for presets, version and schema first
+// Without a link the page will plan the default scenario: start that search right after them,
+// while the form is built (run() then takes its answer if the form's scenario is the same).
+if (!location.hash) client.prefetchPlan(DEFAULT_SCENARIO);

@@ -46,7 +46,7 @@ export function memoryChartSvg(stages, capacities, { width = 640 } = {}) {
     if (Number.isFinite(cap)) {
       out += `<line x1="${x(cap)}" x2="${x(cap)}" y1="${y - 3}" y2="${y + rowH + 3}" class="capacity"><title>Capacity ${fixed(cap, 2)} GiB</title></line>`;
     }
-    out += `<text x="${x(acc) + 4}" y="${y + rowH / 2 + 4}" class="value">${fixed(acc, 1)}</text>`;
+    out += `<text x="${x(acc) + 4}" y="${y + rowH / 2 + 4}" class="value">${fixed(acc, 2)}</text>`;
   });
   out += `<text x="${left + plotW / 2}" y="${height - 4}" text-anchor="middle" class="axis">GiB per GPU</text>`;
   let lx = left;

@@ -26,17 +26,26 @@ export function describeCrash(kind, message) {
   return `The planner stopped with an internal error (${kind || 'Error'}: ${text.slice(0, 160)}); the planner was restarted.`;
 }
 
+/** JSON text of value with object keys sorted, without the top-level "format" (a cache key). */
+export function scenarioKey(value) {
+  const sort = (v) => (Array.isArray(v) ? v.map(sort) : v && typeof v === 'object'
+    ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort(v[k])])) : v);
+  const { format: _f, ...rest } = value || {};
+  return JSON.stringify(sort(rest));
+}
+
 export class PlannerClient {
-  constructor(workerUrl = 'worker.js', { budgetMs = DEFAULT_BUDGET_MS } = {}) {
+  /** worker: an already started worker of workerUrl to adopt (boot.js), else one is started. */
+  constructor(workerUrl = 'worker.js', { budgetMs = DEFAULT_BUDGET_MS, worker = null } = {}) {
     this.workerUrl = workerUrl;
     this.budgetMs = budgetMs;
     this.nextId = 1;
     this.pending = new Map(); // id -> {resolve, reject, onProgress, timer}
-    this.#start();
+    this.#start(worker);
   }
 
-  #start() {
-    this.worker = new Worker(this.workerUrl);
+  #start(adopt = null) {
+    this.worker = adopt || new Worker(this.workerUrl);
     this.worker.onmessage = (e) => this.#onMessage(e.data);
     this.worker.onerror = (e) => {
       e.preventDefault();
@@ -45,6 +54,7 @@ export class PlannerClient {
   }
 
   #replace(err) {
+    this.prefetched = null;
     this.worker.terminate();
     this.#rejectAll(err);
     this.#start();
@@ -70,8 +80,8 @@ export class PlannerClient {
     this.pending.clear();
   }
 
-  /** Calls method ('version'|'presets'|'schema'|'validate'|'evaluate'|'plan'|'reproduce') with a scenario
-   * object (for 'reproduce': its options). */
+  /** Calls method ('version'|'presets'|'schema'|'validate'|'evaluate'|'timeline'|'plan'|'reproduce') with a
+   * scenario object (for 'reproduce': its options). */
   call(method, scenario = null, onProgress = null) {
     const id = this.nextId++;
     const payload = scenario == null ? '' : JSON.stringify(scenario);
@@ -91,7 +101,25 @@ export class PlannerClient {
   presets() { return this.call('presets'); }
   schema() { return this.call('schema'); }
   validate(scenario) { return this.call('validate', scenario); }
-  plan(scenario, onProgress) { return this.call('plan', scenario, onProgress); }
+  /**
+   * Plans scenario. The answer of an earlier prefetchPlan() of the same scenario (same fields and
+   * values; the caller has validated its format) is used once instead of searching again.
+   */
+  plan(scenario, onProgress) {
+    const pre = this.prefetched;
+    this.prefetched = null;
+    if (pre && pre.key === scenarioKey(scenario)) return pre.promise;
+    return this.call('plan', scenario, onProgress);
+  }
+
+  /** Starts planning scenario now (e.g. the default one while the form is being built). */
+  prefetchPlan(scenario) {
+    const promise = this.call('plan', scenario);
+    promise.catch(() => {});  // a failed prefetch only means plan() searches itself
+    this.prefetched = { key: scenarioKey(scenario), promise };
+  }
+  /** The core's schedule of scenario.plan (docs/scenario.md "Timeline"). */
+  timeline(scenario) { return this.call('timeline', scenario); }
 
   /** Replaces the worker with a fresh one (after the module reported an internal failure). */
   restart() {

@@ -50,9 +50,13 @@ export function diagnosisMarkup(result) {
     (tips ? `<h4>Try</h4><ul>${tips}</ul>` : '') + `</div><p class="stats">${statsMarkup(result.stats)}</p>`;
 }
 
-/** els: {root, summary, plans, compare, baselines, detail, detailTitle, stages, memory, timeline, megatron, actions}. */
-export function createResultsView(els, { onView = () => {} } = {}) {
+/**
+ * els: {root, summary, plans, compare, baselines, detail, detailTitle, stages, memory, timeline, megatron, actions}.
+ * loadTimeline(plan) resolves with the core's answer to timeline() for that plan ({ok, timeline} or {ok: false, error}).
+ */
+export function createResultsView(els, { onView = () => {}, loadTimeline = null } = {}) {
   let result = null;
+  let timelineSeq = 0;
   const compare = createCompareView(els.compare);
   const table = createPlansTable(els.plans, { onSelect: (i) => showPlan(i), onView, onCompare: (ix) => compare.pick(ix) });
   wireCopyButtons(els.megatron);
@@ -61,16 +65,38 @@ export function createResultsView(els, { onView = () => {} } = {}) {
     const p = result.plans[i];
     const bd = p.breakdown?.stages || [];
     const stagesWithGpu = bd.map((s, k) => ({ gpu: p.plan.stages?.[k]?.gpu, ...s }));
+    // The core's figures for the shown plan, for the schedule chart to be checked against.
+    els.detail.dataset.iterationTimeS = p.metrics.iteration_time_s;
+    els.detail.dataset.bubbleFraction = p.metrics.bubble_fraction;
     els.detailTitle.textContent = `Plan #${i + 1}: ${planLabel(p.plan)}${p.plan.sequence_parallel ? ', SP' : ''}`;
     els.stages.innerHTML = stageTableMarkup(p);
     els.memory.innerHTML = bd.length ? memoryChartSvg(stagesWithGpu, p.metrics.memory_capacity_gib || []) : '';
-    els.timeline.innerHTML = bd.length ? timelineChartSvg(stagesWithGpu, p.metrics.num_microbatches, p.plan.vpp) : '';
     els.megatron.innerHTML = megatronMarkup(p.megatron, p);
+    return drawTimeline(p);
+  }
+
+  /** Asks the core for the plan's schedule and draws it (a newer selection wins). */
+  async function drawTimeline(p) {
+    const seq = ++timelineSeq;
+    els.timeline.dataset.state = 'pending';
+    els.timeline.innerHTML = '<p class="hint">Drawing the schedule…</p>';
+    let markup;
+    try {
+      const answer = loadTimeline ? await loadTimeline(p.plan) : { ok: false, error: { message: 'no planner' } };
+      markup = answer.ok ? timelineChartSvg(answer.timeline)
+        : `<p class="note">The schedule was not drawn: ${esc(answer.error?.message || 'unknown error')}</p>`;
+    } catch (err) {
+      markup = `<p class="note">The schedule was not drawn: ${esc(err.message)}</p>`;
+    }
+    if (seq !== timelineSeq) return;
+    els.timeline.innerHTML = markup;
+    els.timeline.dataset.state = 'drawn';
   }
 
   return {
-    /** Shows a result (ok: true); view {plan, sort, dir} restores a link's selection and sort. */
-    render(newResult, view = null) {
+    /** Shows a result (ok: true); view {plan, sort, dir} restores a link's selection and sort.
+     *  Resolves once the selected plan's schedule is drawn. */
+    async render(newResult, view = null) {
       result = newResult;
       const has = result.plans?.length > 0;
       els.root.hidden = false;
@@ -80,7 +106,7 @@ export function createResultsView(els, { onView = () => {} } = {}) {
       els.actions.hidden = false;
       els.summary.innerHTML = has ? summaryMarkup(result) : diagnosisMarkup(result);
       els.baselines.innerHTML = has ? baselinesMarkup(result) : '';
-      if (has) { compare.render(result); showPlan(table.render(result, view)); }
+      if (has) { compare.render(result); await showPlan(table.render(result, view)); }
     },
     /** Marks the shown result as stale (inputs changed or a new search is running). */
     setStale(stale) { els.root.classList.toggle('stale', stale); },

@@ -5,10 +5,10 @@
 
 const CACHE = 'hapmoe-page-v1';
 /** Every file of the page (tests/web checks that each web/*.js is listed). */
-const FILES = ['./', 'index.html', 'style.css', 'hapmoe.js', 'hapmoe.wasm', 'worker.js',
+const FILES = ['./', 'index.html', 'style.css', 'hapmoe.js', 'hapmoe.wasm', 'worker.js', 'boot.js',
   'chart-download.js', 'clipboard.js', 'cluster-form.js', 'column-help.js', 'compare-view.js', 'errors.js',
   'fields.js', 'form.js', 'format.js', 'hf-config.js', 'json-limits.js', 'main.js', 'megatron-view.js',
-  'memory-chart.js', 'model-form.js', 'pipeline-schedule.js', 'planner-client.js', 'plans-table.js',
+  'memory-chart.js', 'model-form.js', 'planner-client.js', 'plans-table.js',
   'preset-select.js', 'profile-form.js', 'reproduce-view.js', 'results-view.js', 'run-status.js', 'scenario-check.js', 'stage-table.js',
   'sw-register.js', 'timeline-chart.js', 'url-state.js'];
 

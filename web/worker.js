@@ -14,6 +14,10 @@ function loadModule() {
   return modulePromise;
 }
 
+// Start loading at once (the page starts this worker before its own modules): a failure here is
+// reported by the first call, which tries again.
+try { loadModule().catch(() => { modulePromise = null; }); } catch (err) { modulePromise = null; }
+
 const PROGRESS_INTERVAL_MS = 100;
 
 function progressReporter(id) {
@@ -33,6 +37,7 @@ function call(M, id, method, scenario) {
     case 'schema': return M.schema();
     case 'validate': return M.validate(scenario);
     case 'evaluate': return M.evaluate(scenario);
+    case 'timeline': return M.timeline(scenario);
     case 'plan': return M.plan(scenario, progressReporter(id));
     case 'importNccl': return M.importNccl(scenario);  // an importer request (profile-form.js)
     case 'importLog': return M.importLog(scenario);

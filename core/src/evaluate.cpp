@@ -79,6 +79,24 @@ PlanEvaluation evaluate_with_models(const Scenario& s, const PlanSpec& plan,
   return ev;
 }
 
+std::optional<Timeline> plan_timeline(const PlanEvaluation& ev) {
+  const long long m = ev.metrics.num_microbatches;
+  const long long slots = static_cast<long long>(ev.stages.size()) * ev.plan.vpp;
+  if (m < 1 || slots < 1 || m > kMaxTimelineChunkSlots / slots) return std::nullopt;
+  std::vector<StageDurations> d;
+  for (const StageCost& c : ev.stages) {
+    StageDurations x;
+    x.comm_forward_s = c.fwd_comm_s + c.pp_s / 2;
+    x.comm_backward_s = c.tp_s + c.cp_s + c.ep_s - c.fwd_comm_s + c.pp_s / 2;
+    x.forward_s = c.forward_s + x.comm_forward_s;
+    x.backward_s = c.per_microbatch_s() - x.forward_s;
+    x.dp_s = c.dp_s;
+    x.optimizer_s = c.optimizer_s;
+    d.push_back(x);
+  }
+  return build_timeline(d, m, ev.plan.vpp);
+}
+
 Expected<PlanEvaluation> evaluate_plan(const Scenario& s, const PlanSpec& plan) {
   if (is_hetero_plan(s, plan)) return evaluate_hetero_plan(s, plan);
   if (auto v = check_plan_rules(s, plan)) {

@@ -480,7 +480,8 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
     reduce *= 2;
     gather = 0;
   }
-  const double fwd_window = sc.forward_s + sum_fwd_comm_[b] - sum_fwd_comm_[a] + ex.fwd_comm_s;
+  sc.fwd_comm_s = sum_fwd_comm_[b] - sum_fwd_comm_[a] + ex.fwd_comm_s;
+  const double fwd_window = sc.forward_s + sc.fwd_comm_s;
   const double bwd_window = sc.per_microbatch_s() - fwd_window;
   sc.dp_s = (s_.training.overlap_grad_reduce ? exposed_after_overlap_s(reduce, bwd_window, 1 / buckets) : reduce) +
             (s_.training.overlap_param_gather ? exposed_after_overlap_s(gather, fwd_window, 1 / buckets) : gather);

@@ -76,3 +76,15 @@ test('evaluate matches the native CLI for calibration examples', () => {
     assert.equal(M.evaluate(text), native.trimEnd());
   }
 });
+
+test('timeline matches the native CLI and ends at the plan\'s iteration time', () => {
+  for (const f of examples.filter((x) => x.startsWith('c')).slice(0, 3)) {
+    const text = fs.readFileSync(path.join(REPO, 'examples', f), 'utf8');
+    const native = execFileSync(CLI, ['timeline', path.join(REPO, 'examples', f)], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const out = M.timeline(text);
+    assert.equal(out, native.trimEnd());
+    const r = JSON.parse(out);
+    assert.equal(r.timeline.iteration_s, r.metrics.iteration_time_s, f);
+    assert.equal(r.timeline.bubble_fraction, r.metrics.bubble_fraction, f);
+  }
+});

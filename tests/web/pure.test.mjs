@@ -1,45 +1,12 @@
-// Node tests of the page's pure modules (no browser): schedule, charts, URL state, HF import.
+// Node tests of the page's pure modules (no browser): charts, URL state, HF import. The pipeline
+// schedule itself is the core's (tests/timeline_test.cpp).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { simulatePipeline, rankOrder } from '../../web/pipeline-schedule.js';
 import { memoryChartSvg } from '../../web/memory-chart.js';
-import { timelineChartSvg } from '../../web/timeline-chart.js';
+import { timelineChartSvg, stageOps } from '../../web/timeline-chart.js';
 import { encodeScenario, decodeHash } from '../../web/url-state.js';
 import { modelSpecFromHfConfig } from '../../web/hf-config.js';
 import { pathPrefixes } from '../../web/errors.js';
-
-test('1F1B makespan: the closed form on equal stages, within its bounds on unequal ones', () => {
-  const m = 8;
-  const even = simulatePipeline([1, 1, 1, 1], [2, 2, 2, 2], m, 1);
-  assert.equal(even.makespan, 4 * 3 + (m - 1) * 3);
-  assert.equal(even.ops.length, 2 * m * 4);
-  // Unequal stages: sum(f+b) + (m-1) max(f+b) is an upper bound; m max(f+b) a lower one.
-  const f = [1, 2, 1, 1.5], b = [2, 4, 2, 3];
-  const fb = f.map((x, i) => x + b[i]);
-  const upper = fb.reduce((a, x) => a + x, 0) + (m - 1) * Math.max(...fb);
-  const { makespan } = simulatePipeline(f, b, m, 1);
-  assert.ok(makespan <= upper + 1e-9 && makespan >= m * Math.max(...fb), `${makespan} not in [${m * 6}, ${upper}]`);
-});
-
-test('interleaving divides the bubble by vpp on a balanced pipeline', () => {
-  const p = 4, m = 8;
-  const one = simulatePipeline(Array(p).fill(1), Array(p).fill(2), m, 1);
-  const two = simulatePipeline(Array(p).fill(1), Array(p).fill(2), m, 2);
-  assert.equal(one.makespan, (m + p - 1) * 3);
-  assert.equal(two.makespan, m * 3 + ((p - 1) * 3) / 2);
-  assert.equal(two.ops.length, 2 * m * p * 2);
-});
-
-test('every rank order holds each forward and backward exactly once', () => {
-  for (const [p, m, v] of [[4, 8, 1], [4, 8, 2], [3, 5, 2], [2, 1, 1], [8, 16, 4]]) {
-    for (let r = 0; r < p; r++) {
-      const order = rankOrder(r, p, m, v);
-      assert.equal(order.length, 2 * m * v);
-      assert.equal(new Set(order.map((o) => `${o.kind}${o.chunk}.${o.mb}`)).size, 2 * m * v);
-    }
-    assert.ok(simulatePipeline(Array(p).fill(1), Array(p).fill(2), m, v).ops.length === 2 * m * v * p, 'no deadlock');
-  }
-});
 
 test('charts are SVG strings with one bar or row per stage', () => {
   const stages = [{ gpu: 'h800-sxm', weights_gib: 10, gradients_gib: 5, optimizer_state_gib: 3, activations_gib: 20, reserved_gib: 5, forward_s: 0.01, backward_s: 0.02 },
@@ -47,10 +14,24 @@ test('charts are SVG strings with one bar or row per stage', () => {
   const mem = memoryChartSvg(stages, [80, 64]);
   assert.match(mem, /^<svg[^>]*>.*<\/svg>$/s);
   assert.equal((mem.match(/class="capacity"/g) || []).length, 3); // two stages + legend
-  const tl = timelineChartSvg(stages, 4, 1);
+  // A core timeline (api timeline()): 2 stages, 4 micro-batches, 1F1B.
+  const stage = (gpu, r, f, b) => ({ gpu, forward_op_s: f, backward_op_s: b, forward_comm_op_s: f / 10, backward_comm_op_s: 0,
+    kinds: 'FFFFBBBB', chunks: Array(8).fill(0), microbatches: [0, 1, 2, 3, 0, 1, 2, 3],
+    starts_s: [0, 1, 2, 3].map((k) => r * f + k * f).concat([0, 1, 2, 3].map((k) => r * f + 4 * f + k * b)) });
+  const timeline = { iteration_s: 0.5, pipeline_s: 0.4, bubble_fraction: 0.123456, num_microbatches: 4, vpp: 1,
+    stages: [{ ...stage('h800-sxm', 0, 0.01, 0.02), tail: { start_s: 0.4, dp_s: 0.05, optimizer_s: 0.05, end_s: 0.5 } },
+      { ...stage('ascend-910b', 1, 0.02, 0.04), tail: { start_s: 0.4, dp_s: 0.02, optimizer_s: 0.03, end_s: 0.45 } }] };
+  assert.deepEqual(stageOps(timeline.stages[1])[4], ['B', 0, 0, 0.1, 0.14, 0]);
+  const tl = timelineChartSvg(timeline);
   assert.match(tl, /^<svg/);
   assert.equal((tl.match(/<title>Forward/g) || []).length, 8);
-  assert.match(timelineChartSvg(stages, 512, 1), /<path d="M/); // many ops: busy runs
+  assert.equal((tl.match(/<title>Optimizer step/g) || []).length, 2);
+  assert.match(tl, /data-iteration-s="0.5" data-bubble-fraction="0.123456"/);
+  assert.match(tl, /bubble 12.3%/);
+  const n = 1024;
+  const many = { ...timeline, num_microbatches: 512, stages: timeline.stages.map((s) => ({ ...s, forward_op_s: 0.0002,
+    kinds: 'F'.repeat(n), chunks: Array(n).fill(0), microbatches: [...Array(n).keys()], starts_s: [...Array(n).keys()].map((k) => k * 0.0003) })) };
+  assert.match(timelineChartSvg(many), /<path d="M/); // many ops: busy runs
 });
 
 test('scenario survives the URL hash round trip; bad hashes are reported, not thrown', async () => {

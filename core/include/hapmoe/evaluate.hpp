@@ -2,6 +2,7 @@
 // metrics users compare (tokens/s, Megatron-comparable TFLOPS/GPU, MFU, memory per stage).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "hapmoe/error.hpp"
@@ -9,6 +10,7 @@
 #include "hapmoe/schedule.hpp"
 #include "hapmoe/specs.hpp"
 #include "hapmoe/stage_cost.hpp"
+#include "hapmoe/timeline.hpp"
 
 namespace hapmoe {
 
@@ -47,6 +49,11 @@ std::vector<StageLinks> stage_links(const ClusterSpec& c, long long stage_gpus,
 // the plan's mesh (models[g] is used for stages on group g).
 PlanEvaluation evaluate_with_models(const Scenario& s, const PlanSpec& plan,
                                     const std::vector<const StageCostModel*>& models);
+
+// The plan's concrete schedule (timeline.hpp): a stage's forward op is its forward compute, the
+// forward part of its exposed TP/CP/EP communication and half its p2p; the backward op the rest of
+// per_microbatch_s. Refused (nullopt) above kMaxTimelineChunkSlots.
+std::optional<Timeline> plan_timeline(const PlanEvaluation& ev);
 
 // Checks the Megatron rules, then costs the plan. A rule violation is an Error whose code is
 // "rule:<name>".

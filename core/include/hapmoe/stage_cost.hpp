@@ -37,6 +37,7 @@ struct StageLinks {
 struct StageCost {
   double forward_s = 0, backward_s = 0;                 // per micro-batch compute
   double tp_s = 0, cp_s = 0, ep_s = 0, pp_s = 0;        // per micro-batch exposed communication
+  double fwd_comm_s = 0;                                // the forward part of tp_s + cp_s + ep_s
   double dp_s = 0, optimizer_s = 0;                     // per iteration (exposed)
   WeightMemory weights;
   double activations_bytes = 0, reserved_bytes = 0, capacity_bytes = 0;

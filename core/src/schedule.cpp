@@ -18,7 +18,11 @@ PipelineTime pipeline_time(const std::vector<double>& c, const std::vector<doubl
   t.pipeline_s = t.iteration_s - max_tail;
   if (t.pipeline_s > 0 && !c.empty()) {
     const double busy = sum * static_cast<double>(num_microbatches);
-    t.bubble_fraction = std::max(0.0, 1 - busy / (static_cast<double>(c.size()) * t.pipeline_s));
+    const double bubble = 1 - busy / (static_cast<double>(c.size()) * t.pipeline_s);
+    // A balanced pipeline with one micro-batch per stage has no bubble; what the division leaves
+    // below kRoundingBubble is double rounding, reported as 0.
+    constexpr double kRoundingBubble = 1e-12;
+    t.bubble_fraction = bubble < kRoundingBubble ? 0.0 : bubble;
   }
   return t;
 }

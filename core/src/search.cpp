@@ -493,7 +493,10 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
     return c;
   };
   auto r = search_once(s, scaled(0, kFirstPassShare), budget, 1e300);
-  if (!r.ok() || r->stats.cancelled || !offload_may_help(*r)) {
+  // A first search that used up its work budget and found plans is not repeated with offload
+  // (that would double the time of the largest searches); its notes say it is the best so far.
+  const bool spent = r.ok() && r->stats.budget_reached && !r->plans.empty();
+  if (!r.ok() || r->stats.cancelled || spent || !offload_may_help(*r)) {
     if (r.ok() && control.progress && !r->stats.cancelled) control.progress(1.0, r->stats.evaluated);
     return r;
   }

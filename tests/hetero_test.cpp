@@ -328,8 +328,9 @@ TEST_CASE("hetero search equals the brute force on small instances, memory bindi
     }
   }
   CHECK(with_plan >= 4);
-  MESSAGE("instances with a plan: " << with_plan << ", best plan recomputes a stage: "
-                                    << with_full_recompute << ", fit only offloaded: " << only_offloaded);
+  MESSAGE("instances with a plan: " << with_plan
+                                    << ", best plan recomputes a stage: " << with_full_recompute
+                                    << ", fit only offloaded: " << only_offloaded);
 }
 
 TEST_CASE("hetero search equals the brute force with three groups, two of them identical") {
@@ -448,9 +449,9 @@ TEST_CASE("an offloaded hetero plan needs less memory and its FlagScale YAML off
   const FlagscaleConfig fs = flagscale_config(s, p);
   CAPTURE(fs.yaml);
   const std::string system = fs.yaml.substr(0, fs.yaml.find("\nmodel:"));
-  for (const char* key : {"  optimizer_cpu_offload: true", "  optimizer_offload_fraction: 1",
-                          "  overlap_cpu_optimizer_d2h_h2d: true",
-                          "  use_precision_aware_optimizer: true"}) {
+  for (const char* key :
+       {"  optimizer_cpu_offload: true", "  optimizer_offload_fraction: 1",
+        "  overlap_cpu_optimizer_d2h_h2d: true", "  use_precision_aware_optimizer: true"}) {
     CHECK(system.find(key) != std::string::npos);
   }
   CHECK(flagscale_hetero_errors(fs.yaml, fs.hostfile).empty());

@@ -30,7 +30,13 @@ std::string describe(const Scenario& s, const PlanSpec& p) {
   out += " layers";
   for (const StagePlan& st : p.stages)
     out += " " + std::to_string(st.layers) + (st.recompute == Recompute::kFull ? "F" : "");
-  return out + " mbs" + std::to_string(p.micro_batch_size);
+  out += " mbs" + std::to_string(p.micro_batch_size);
+  if (p.optimizer_offload_fraction > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " offload%g", p.optimizer_offload_fraction);
+    out += buf;
+  }
+  return out;
 }
 
 // Best upstream ("megatron" mode) iteration time using the groups of one vendor only (0 = none).

@@ -197,9 +197,13 @@ namespace {
 // Brute force over the hetero space, sharing none of the search's bounds or DP: every group
 // order, every mesh per group (tp, pp, ep, etp over the search's value sets), every micro-batch,
 // every layer split and every per-stage recompute ("none"/"full"), each plan checked with the
-// FlagScale rules and costed by evaluate_hetero_plan. Best iteration time (1e300 if none fits).
+// FlagScale rules and costed by evaluate_hetero_plan, with every optimizer offload fraction of
+// search.optimizer_offload_fraction (0 when unset). Best iteration time (1e300 if none fits).
 double hetero_brute_force(const Scenario& s) {
   const int L = s.model.num_layers, groups = static_cast<int>(s.cluster.groups.size());
+  const std::vector<double> fractions = s.search.optimizer_offload_fraction.empty()
+                                            ? std::vector<double>{0}
+                                            : s.search.optimizer_offload_fraction;
   double best = 1e300;
   std::vector<std::vector<int>> orders;
   for (int mask = 1; mask < (1 << groups); ++mask) {
@@ -234,9 +238,12 @@ double hetero_brute_force(const Scenario& s) {
               for (int rc = 0; rc < (1 << p.pp); ++rc) {
                 for (int j = 0; j < p.pp; ++j)
                   p.stages[j].recompute = (rc >> j) & 1 ? Recompute::kFull : Recompute::kNone;
-                auto ev = evaluate_hetero_plan(s, p);
-                if (ev.ok() && ev.value().metrics.fits_memory)
-                  best = std::min(best, ev.value().metrics.iteration_time_s);
+                for (double f : fractions) {
+                  p.optimizer_offload_fraction = f;
+                  auto ev = evaluate_hetero_plan(s, p);
+                  if (ev.ok() && ev.value().metrics.fits_memory)
+                    best = std::min(best, ev.value().metrics.iteration_time_s);
+                }
               }
               return;
             }
@@ -285,20 +292,31 @@ double searched_best(const Scenario& s) {
 TEST_CASE("hetero search equals the brute force on small instances, memory binding or not") {
   json model = small_moe_model();
   model["num_layers"] = 5;
-  int with_plan = 0, with_full_recompute = 0;
+  int with_plan = 0, with_full_recompute = 0, only_offloaded = 0;
   for (double gib : {80.0, 7.0, 6.4, 6.1}) {
     for (int gpn : {1, 2}) {
       CAPTURE(gib);
       CAPTURE(gpn);
       json search = {{"recompute", {"none", "full"}}, {"baselines", false}, {"top_k", 1}};
       const Scenario s = hetero_scenario(model, two_type_cluster(gib, gib, gpn), search);
-      const double brute = hetero_brute_force(s);
+      search["optimizer_offload_fraction"] = {0, 0.5, 1};
+      const Scenario all = hetero_scenario(model, two_type_cluster(gib, gib, gpn), search);
+      const double brute = hetero_brute_force(s), brute_all = hetero_brute_force(all);
+      // Every fraction given: exact over all of them.
+      CHECK(searched_best(all) == doctest::Approx(brute_all).epsilon(1e-9));
+      // Unset: none first, offload only as the fallback; never worse than without, exact when
+      // nothing fits without.
       const double found = searched_best(s);
-      if (brute >= 1e300) {
+      if (brute_all >= 1e300) {
         CHECK(found >= 1e300);
         continue;
       }
-      CHECK(found == doctest::Approx(brute).epsilon(1e-9));
+      CHECK(found <= brute * (1 + 1e-9));
+      CHECK(found >= brute_all * (1 - 1e-9));
+      if (brute >= 1e300) {
+        CHECK(found == doctest::Approx(brute_all).epsilon(1e-9));
+        ++only_offloaded;
+      }
       ++with_plan;
       auto r = hetero_search(s);
       for (const StagePlan& st : r.value().plans.front().plan.stages) {
@@ -311,7 +329,8 @@ TEST_CASE("hetero search equals the brute force on small instances, memory bindi
   }
   CHECK(with_plan >= 4);
   MESSAGE("instances with a plan: " << with_plan
-                                    << ", best plan recomputes a stage: " << with_full_recompute);
+                                    << ", best plan recomputes a stage: " << with_full_recompute
+                                    << ", fit only offloaded: " << only_offloaded);
 }
 
 TEST_CASE("hetero search equals the brute force with three groups, two of them identical") {
@@ -331,6 +350,7 @@ TEST_CASE("hetero search equals the brute force with three groups, two of them i
                                        {{"recompute", {"none", "full"}},
                                         {"baselines", false},
                                         {"top_k", 1},
+                                        {"optimizer_offload_fraction", {0, 1}},
                                         {"tp", {1}},
                                         {"ep", {1, 2}}});
     const double brute = hetero_brute_force(s);
@@ -411,4 +431,53 @@ TEST_CASE("emitted FlagScale configs pass FlagScale's hetero validation; broken 
   CHECK(fails(fs.yaml, replaced(fs.hostfile, "type=ascend-910b", "type=h800-sxm")));
   CHECK(fails(fs.yaml,
               replaced(fs.hostfile, "slots=2 type=ascend-910b", "slots=4 type=ascend-910b")));
+}
+
+TEST_CASE("an offloaded hetero plan needs less memory and its FlagScale YAML offloads") {
+  using hapmoe::testing::flagscale_hetero_errors;
+  const Scenario s = hetero_scenario(small_moe_model(), two_type_cluster());
+  PlanSpec p = two_mesh_plan();
+  auto plain = evaluate_plan(s, p);
+  p.optimizer_offload_fraction = 1;
+  auto offloaded = evaluate_plan(s, p);
+  REQUIRE(plain.ok());
+  REQUIRE(offloaded.ok());
+  CHECK(hetero_stage_mesh(p, 1).optimizer_offload_fraction == 1);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(offloaded.value().metrics.peak_memory_gib[i] < plain.value().metrics.peak_memory_gib[i]);
+  }
+  const FlagscaleConfig fs = flagscale_config(s, p);
+  CAPTURE(fs.yaml);
+  const std::string system = fs.yaml.substr(0, fs.yaml.find("\nmodel:"));
+  for (const char* key :
+       {"  optimizer_cpu_offload: true", "  optimizer_offload_fraction: 1",
+        "  overlap_cpu_optimizer_d2h_h2d: true", "  use_precision_aware_optimizer: true"}) {
+    CHECK(system.find(key) != std::string::npos);
+  }
+  CHECK(flagscale_hetero_errors(fs.yaml, fs.hostfile).empty());
+  const FlagscaleConfig none = flagscale_config(s, two_mesh_plan());
+  CHECK(none.yaml.find("optimizer_cpu_offload") == std::string::npos);
+}
+
+TEST_CASE("hetero search falls back to optimizer offload when nothing fits without") {
+  json model = small_moe_model();
+  model["num_layers"] = 5;
+  json search = {{"baselines", false}, {"top_k", 1}, {"optimizer_offload_fraction", {0}}};
+  int fallback = 0;
+  for (double gib : {6.4, 6.1, 6.0, 5.9, 5.8}) {
+    CAPTURE(gib);
+    const Scenario none = hetero_scenario(model, two_type_cluster(gib, gib, 2), search);
+    auto without = hetero_search(none);
+    REQUIRE(without.ok());
+    if (!without.value().plans.empty()) continue;
+    Scenario s = none;
+    s.search.optimizer_offload_fraction.clear();
+    auto r = hetero_search(s);
+    REQUIRE(r.ok());
+    if (r.value().plans.empty()) continue;
+    CHECK(r.value().stats.offload_retried);
+    CHECK(r.value().plans.front().plan.optimizer_offload_fraction > 0);
+    ++fallback;
+  }
+  CHECK(fallback >= 1);
 }

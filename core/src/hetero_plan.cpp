@@ -64,6 +64,7 @@ Mesh hetero_stage_mesh(const PlanSpec& p, int i) {
       hetero_micro_batch(p.stages.empty() ? p.dp : stage_dp(p, 0), p.micro_batch_size, m.dp);
   m.sequence_parallel = m.tp > 1;
   m.recompute = p.stages[i].recompute;
+  m.optimizer_offload_fraction = p.optimizer_offload_fraction;  // one fraction for the whole plan
   return m;
 }
 

@@ -14,7 +14,8 @@
 namespace hapmoe {
 
 std::string hetero_plan_key(const PlanSpec& p) {
-  std::string k = std::to_string(p.pp) + "," + std::to_string(p.micro_batch_size);
+  std::string k = std::to_string(p.pp) + "," + std::to_string(p.micro_batch_size) + "," +
+                  std::to_string(p.optimizer_offload_fraction);
   for (const auto& st : p.stages) {
     k += "|" + std::to_string(st.group) + ":" + std::to_string(st.layers) + ":" +
          to_string(st.recompute);
@@ -32,11 +33,12 @@ struct Entry {
   int mbs;
 };
 
-// The plan of an entry with a given split and per-stage recompute.
+// The plan of an entry with a given split, per-stage recompute and optimizer offload fraction.
 PlanSpec entry_plan(const Scenario& s, const std::vector<int>& order,
                     const std::vector<HeteroShape>& meshes, int mbs, const std::vector<int>& layers,
-                    const std::vector<Recompute>& recompute) {
+                    const std::vector<Recompute>& recompute, double offload) {
   PlanSpec p;
+  p.optimizer_offload_fraction = offload;
   p.micro_batch_size = mbs;
   p.vpp = 1;
   for (size_t k = 0; k < order.size(); ++k) {
@@ -104,9 +106,11 @@ constexpr size_t kSeededEntries = 1024;
 
 class HeteroSearch {
  public:
-  HeteroSearch(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
-               SearchResult& r)
+  // offload: the plan-level optimizer offload fraction every stage's mesh gets.
+  HeteroSearch(const Scenario& s, double offload, const SearchControl& control,
+               const SearchBudget& budget, SearchResult& r)
       : s_(s),
+        offload_(offload),
         control_(control),
         budget_(budget),
         r_(r),
@@ -208,7 +212,7 @@ class HeteroSearch {
     std::vector<int> layers(pp, 1);
     layers.back() = s_.model.num_layers - pp + 1;
     const PlanSpec plan = entry_plan(s_, orders_[o], meshes, mbs, layers,
-                                     std::vector<Recompute>(pp, Recompute::kNone));
+                                     std::vector<Recompute>(pp, Recompute::kNone), offload_);
     if (auto v = check_hetero_plan_rules(s_, plan)) {
       ++st_.pruned[v->rule];
       return;
@@ -270,7 +274,7 @@ class HeteroSearch {
     int pp = 0;
     for (const HeteroShape& h : meshes) pp += h.pp;
     PlanSpec plan = entry_plan(s_, orders_[e.order], meshes, e.mbs, std::vector<int>(pp, 1),
-                               std::vector<Recompute>(pp, set.front()));
+                               std::vector<Recompute>(pp, set.front()), offload_);
     HeteroSplitProblem prob;
     prob.num_layers = s_.model.num_layers;
     prob.links = hetero_stage_links(s_.cluster, plan);
@@ -303,11 +307,13 @@ class HeteroSearch {
              const std::vector<Recompute>& set, const HeteroSplit& split) {
     std::vector<Recompute> rc(split.layers.size());
     for (size_t i = 0; i < rc.size(); ++i) rc[i] = set[split.option[i]];
-    const PlanSpec best = entry_plan(s_, orders_[e.order], meshes, e.mbs, split.layers, rc);
+    const PlanSpec best =
+        entry_plan(s_, orders_[e.order], meshes, e.mbs, split.layers, rc, offload_);
     top_.offer(tag, split.objective_s, evaluate_hetero_with_cache(s_, best, cache_));
   }
 
   const Scenario& s_;
+  double offload_;
   const SearchControl& control_;
   const SearchBudget& budget_;
   SearchResult& r_;
@@ -338,6 +344,26 @@ void compare_with_upstream(const Scenario& s, const SearchBudget& budget, Search
   if (u->uniform) r.uniform = rebase(u->uniform->evaluation);
 }
 
+// One hetero search per offload fraction of search.optimizer_offload_fraction (0 when unset),
+// merged into the k best.
+SearchResult search_fractions(const Scenario& s, const SearchControl& control,
+                              const SearchBudget& budget) {
+  const auto& given = s.search.optimizer_offload_fraction;
+  const std::vector<double> fractions = given.empty() ? std::vector<double>{0} : given;
+  const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
+  std::optional<SearchResult> out;
+  for (double f : fractions) {
+    SearchResult r;
+    if (control.progress) control.progress(0.0, 0);
+    HeteroSearch(s, f, control, budget, r).run();
+    const bool cancelled = r.stats.cancelled;
+    out = out ? merge_results(std::move(*out), std::move(r), k) : std::move(r);
+    out->stats.cancelled = out->stats.cancelled || cancelled;
+    if (cancelled) break;
+  }
+  return std::move(*out);
+}
+
 }  // namespace
 
 Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& control,
@@ -348,9 +374,15 @@ Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& con
                  "search.layer_split is not supported in \"hetero\" mode (the split is searched)",
                  "search.layer_split"};
   }
-  SearchResult r;
-  if (control.progress) control.progress(0.0, 0);
-  HeteroSearch(s, control, budget, r).run();
+  SearchResult r = search_fractions(s, control, budget);
+  // As upstream: offload is tried only when nothing fits or the best plan recomputes.
+  const auto offload = offload_fallback_scenario(s);
+  if (offload && !r.stats.cancelled && offload_may_help(r)) {
+    const bool found_without = !r.plans.empty();
+    r = merge_results(std::move(r), search_fractions(*offload, control, budget),
+                      static_cast<size_t>(std::max(1, s.search.top_k)));
+    r.stats.offload_retried = !found_without;
+  }
   if (s.search.baselines && !r.stats.cancelled) compare_with_upstream(s, budget, r);
   r.stats.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

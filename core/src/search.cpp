@@ -446,9 +446,8 @@ std::optional<Scenario> offload_fallback_scenario(const Scenario& s) {
 namespace {
 Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
                                    double prune_above_s);
+}  // namespace
 
-// Whether offload could beat the plans found without it: none fits, or the best one
-// recomputes (memory binds, so freeing optimizer memory may buy a faster plan).
 bool offload_may_help(const SearchResult& r) {
   if (r.plans.empty()) return true;
   for (const StagePlan& st : r.plans.front().plan.stages) {
@@ -457,8 +456,6 @@ bool offload_may_help(const SearchResult& r) {
   return false;
 }
 
-// The k best plans of both searches (a's first on ties), with b's baselines and diagnosis when a
-// found nothing or b's best won.
 SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
   const bool b_wins = a.plans.empty() || (!b.plans.empty() && b.plans.front().metrics.iteration_time_s <
                                                                   a.plans.front().metrics.iteration_time_s);
@@ -477,7 +474,6 @@ SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
   if (!out.plans.empty() && !other.plans.empty()) out.diagnosis.reset();
   return out;
 }
-}  // namespace
 
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
   if (s.search.mode == SearchMode::kHetero) return hetero_search(s, control, budget);

@@ -74,6 +74,14 @@ inline constexpr double kOffloadFallbackFractions[] = {0.5, 1.0};
 // fraction was given or offload is not allowed (no distributed optimizer, fp8_param_gather).
 std::optional<Scenario> offload_fallback_scenario(const Scenario& s);
 
+// Whether offload could beat the plans found without it: none fits, or the best one
+// recomputes (memory binds, so freeing optimizer memory may buy a faster plan).
+bool offload_may_help(const SearchResult& r);
+
+// The k best plans of both searches (a's first on ties), with b's baselines and diagnosis when a
+// found nothing or b's best won.
+SearchResult merge_results(SearchResult a, SearchResult b, size_t k);
+
 // Stable identity of a plan, used for distinctness and tie-breaking.
 std::string plan_key(const PlanSpec& p);
 

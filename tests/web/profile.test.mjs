@@ -97,6 +97,22 @@ describe('measured profile section', { timeout: 300_000 }, () => {
     assert.deepEqual(h.errors, []);
   });
 
+  test('files dropped on the section: a log is told from nccl-tests outputs by its lines', async () => {
+    const page = await openAndPlan(h, `${h.url}/${await linkFor(RUN_B)}`);
+    await openSection(page);
+    const n = await runs(page);
+    await page.evaluate(({ name, text }) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], name, { type: 'text/plain' }));
+      document.querySelector('#profile-import').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, { name: path.basename(LOG), text: fs.readFileSync(LOG, 'utf8') });
+    await waitRuns(page, n);
+    const lines = await summaryLines(page);
+    assert.match(lines[0], /run-b\.log: median/);
+    assert.match(lines[1], /^h100-sxm: efficiency factors/);
+    assert.deepEqual(h.errors, []);
+  });
+
   test('a file of another kind is refused by name and changes nothing', async () => {
     const page = await openAndPlan(h, `${h.url}/${await linkFor(H100)}`);
     await openSection(page);

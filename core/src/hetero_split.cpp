@@ -22,15 +22,6 @@ bool dominates(const Label& a, const Label& b) {
   return a.sum_c <= b.sum_c && a.max_c <= b.max_c && a.max_tail <= b.max_tail;
 }
 
-bool usable(const StageCost& c) {
-  return c.fits() && std::isfinite(c.per_microbatch_s()) && std::isfinite(c.tail_s());
-}
-
-void note_shortfall(SplitCounters* k, const StageCost& c) {
-  if (!std::isfinite(c.peak_bytes())) return;
-  const double over = c.peak_bytes() - c.capacity_bytes;
-  if (k->min_shortfall_bytes < 0 || over < k->min_shortfall_bytes) k->min_shortfall_bytes = over;
-}
 
 // Adds `next` to `there` unless a label there dominates it; drops the labels it dominates.
 // *ops counts the labels compared (work for the budget).
@@ -102,9 +93,9 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
           }
           const StageCost c = opt.model->cost(i, j, n, p.links[i], opt.mesh);
           ++k->stage_costs;
-          if (!usable(c)) {  // memory only grows with n
+          if (!usable_stage_cost(c)) {  // memory only grows with n
             k->memory += max_n - n + 1;
-            note_shortfall(k, c);
+            note_stage_shortfall(k, c);
             break;
           }
           // grows: sum c with the later layers at their cheapest, max c and the label's tail. A
@@ -161,23 +152,10 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
 std::optional<double> hetero_split_objective(const HeteroSplitProblem& p,
                                              const std::vector<int>& layers,
                                              const std::vector<int>& option, SplitCounters* k) {
-  double sum = 0, mx = 0, tail = 0;
-  int first = 0;
-  for (size_t i = 0; i < layers.size(); ++i) {
+  return split_objective_by(layers, p.num_microbatches, 1, k, [&](int i, int first, int n) {
     const StageOption& o = p.options[i][option[i]];
-    const StageCost c = o.model->cost(static_cast<int>(i), first, layers[i], p.links[i], o.mesh);
-    ++k->stage_costs;
-    if (!usable(c)) {
-      ++k->memory;
-      note_shortfall(k, c);
-      return std::nullopt;
-    }
-    sum += c.per_microbatch_s();
-    mx = std::max(mx, c.per_microbatch_s());
-    tail = std::max(tail, c.tail_s());
-    first += layers[i];
-  }
-  return iteration_time_s(sum, mx, tail, p.num_microbatches, 1);
+    return o.model->cost(i, first, n, p.links[i], o.mesh);
+  });
 }
 
 }  // namespace hapmoe

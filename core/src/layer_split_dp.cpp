@@ -19,14 +19,6 @@ bool dominates(const Label& a, const Label& b) {
   return a.sum_c <= b.sum_c && a.max_c <= b.max_c && a.max_tail <= b.max_tail;
 }
 
-// A stage whose time is not a finite number (degenerate input) is treated as infeasible.
-bool finite(const StageCost& c) { return std::isfinite(c.per_microbatch_s()) && std::isfinite(c.tail_s()); }
-
-void note_shortfall(SplitCounters* k, const StageCost& c) {
-  if (!std::isfinite(c.peak_bytes())) return;
-  const double over = c.peak_bytes() - c.capacity_bytes;
-  if (k->min_shortfall_bytes < 0 || over < k->min_shortfall_bytes) k->min_shortfall_bytes = over;
-}
 }  // namespace
 
 struct IncrementalSplit::State {
@@ -115,10 +107,10 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
         if (n - least_n >= static_cast<int>(s.costs.size())) {
           const StageCost c = model.cost(i, j, n, links, s.mesh);
           ++k->stage_costs;
-          if (!c.fits() || !finite(c)) {
+          if (!usable_stage_cost(c)) {  // a non-finite time (degenerate input) is infeasible
             fits_up_to = n;
             k->memory += max_n - n + 1;
-            note_shortfall(k, c);
+            note_stage_shortfall(k, c);
             break;
           }
           s.costs.emplace_back(c.per_microbatch_s(), c.tail_s());
@@ -222,22 +214,19 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
 }
 
 std::optional<double> split_objective(const SplitProblem& p, const std::vector<int>& layers, SplitCounters* k) {
-  double sum = 0, mx = 0, tail = 0;
-  int first = 0;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const StageCost c = p.stage_models[i]->cost(static_cast<int>(i), first, layers[i], p.links[i], p.mesh);
-    ++k->stage_costs;
-    if (!c.fits() || !finite(c)) {
-      ++k->memory;
-      note_shortfall(k, c);
-      return std::nullopt;
-    }
-    sum += c.per_microbatch_s();
-    mx = std::max(mx, c.per_microbatch_s());
-    tail = std::max(tail, c.tail_s());
-    first += layers[i];
-  }
-  return iteration_time_s(sum, mx, tail, p.num_microbatches, p.vpp);
+  return split_objective_by(layers, p.num_microbatches, p.vpp, k, [&](int i, int first, int n) {
+    return p.stage_models[i]->cost(i, first, n, p.links[i], p.mesh);
+  });
+}
+
+bool usable_stage_cost(const StageCost& c) {
+  return c.fits() && std::isfinite(c.per_microbatch_s()) && std::isfinite(c.tail_s());
+}
+
+void note_stage_shortfall(SplitCounters* k, const StageCost& c) {
+  if (!std::isfinite(c.peak_bytes())) return;
+  const double over = c.peak_bytes() - c.capacity_bytes;
+  if (k->min_shortfall_bytes < 0 || over < k->min_shortfall_bytes) k->min_shortfall_bytes = over;
 }
 
 }  // namespace hapmoe

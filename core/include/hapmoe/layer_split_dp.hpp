@@ -8,10 +8,12 @@
 // prefix of stages between every stage order that starts with it.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "hapmoe/schedule.hpp"
 #include "hapmoe/stage_cost.hpp"
 
 namespace hapmoe {
@@ -82,5 +84,33 @@ double cheapest_last_extra_s(const std::vector<const StageCostModel*>& models);
 // nullopt if a stage does not fit.
 std::optional<double> split_objective(const SplitProblem& p, const std::vector<int>& layers,
                                       SplitCounters* counters);
+
+// A stage cost a split may use: it fits in memory and its times are finite numbers.
+bool usable_stage_cost(const StageCost& c);
+// Records c's memory overflow in k->min_shortfall_bytes when it is the smallest seen.
+void note_stage_shortfall(SplitCounters* k, const StageCost& c);
+
+// Objective of a given split whose stage i, over layers [first, first + layers[i]), costs
+// cost_of(i, first, layers[i]); nullopt if a stage is not usable (counted in k->memory).
+template <class CostOf>
+std::optional<double> split_objective_by(const std::vector<int>& layers, long long num_microbatches, int vpp,
+                                         SplitCounters* k, CostOf&& cost_of) {
+  double sum = 0, mx = 0, tail = 0;
+  int first = 0;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const StageCost c = cost_of(static_cast<int>(i), first, layers[i]);
+    ++k->stage_costs;
+    if (!usable_stage_cost(c)) {
+      ++k->memory;
+      note_stage_shortfall(k, c);
+      return std::nullopt;
+    }
+    sum += c.per_microbatch_s();
+    mx = std::max(mx, c.per_microbatch_s());
+    tail = std::max(tail, c.tail_s());
+    first += layers[i];
+  }
+  return iteration_time_s(sum, mx, tail, num_microbatches, vpp);
+}
 
 }  // namespace hapmoe

@@ -1,5 +1,8 @@
 // Tiny static file server for the browser tests: 127.0.0.1, random free port, GET/HEAD only.
 // Serves from one or more root folders (first match wins), e.g. "dist" or "web:build/wasm".
+// Responses are revalidated on every use (cache-control: no-cache + ETag), so an edit is seen at
+// once while an unchanged file is answered 304 and the browser keeps its compiled wasm code;
+// gzip bodies are compressed once per file version and kept in memory.
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,7 +28,7 @@ export function responseHeaders(file, acceptEncoding = '') {
   const ext = path.extname(file);
   const gzip = COMPRESSIBLE.has(ext) && /\bgzip\b/.test(acceptEncoding);
   return {
-    'content-type': TYPES[ext] || 'application/octet-stream', 'cache-control': 'no-store',
+    'content-type': TYPES[ext] || 'application/octet-stream', 'cache-control': 'no-cache',
     'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer',
     vary: 'accept-encoding', ...(gzip ? { 'content-encoding': 'gzip' } : {}),
   };
@@ -44,20 +47,36 @@ export function resolveFile(roots, urlPath) {
   return null;
 }
 
+/** The file's bytes (gzipped when gzip), read and compressed once per version (size + mtime). */
+function bodyOf(file, stat, gzip, cache) {
+  const key = `${file}|${gzip ? 'gz' : 'id'}`;
+  const version = `${stat.size}-${stat.mtimeMs}`;
+  const hit = cache.get(key);
+  if (hit && hit.version === version) return hit.body;
+  const raw = fs.readFileSync(file);
+  const body = gzip ? zlib.gzipSync(raw) : raw;
+  cache.set(key, { version, body });
+  return body;
+}
+
 /** Starts the server; resolves {url, close()}. log collects every requested path. */
 export function startServer(roots, log = [], port = 0) {
   const absRoots = roots.map((r) => path.resolve(r));
+  const bodies = new Map();
   const server = http.createServer((req, res) => {
     log.push(req.url);
     if (req.method !== 'GET' && req.method !== 'HEAD') { res.writeHead(405).end(); return; }
     const file = resolveFile(absRoots, req.url);
     if (!file) { res.writeHead(404, { 'content-type': 'text/plain', 'content-security-policy': CSP }).end('not found'); return; }
     const headers = responseHeaders(file, req.headers['accept-encoding']);
+    const stat = fs.statSync(file);
+    const etag = `"${stat.size.toString(36)}-${Math.round(stat.mtimeMs).toString(36)}${headers['content-encoding'] ? '-gz' : ''}"`;
+    headers.etag = etag;
+    if (req.headers['if-none-match'] === etag) { res.writeHead(304, headers).end(); return; }
+    const body = bodyOf(file, stat, headers['content-encoding'] === 'gzip', bodies);
+    headers['content-length'] = body.length;
     res.writeHead(200, headers);
-    if (req.method === 'HEAD') { res.end(); return; }
-    const body = fs.createReadStream(file);
-    if (headers['content-encoding'] === 'gzip') body.pipe(zlib.createGzip()).pipe(res);
-    else body.pipe(res);
+    res.end(req.method === 'HEAD' ? undefined : body);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);

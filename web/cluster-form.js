@@ -9,6 +9,7 @@ import { createPresetSelect } from './preset-select.js';
 export const COLUMNS = [
   ['cluster.groups[].nodes', 'Nodes'],
   ['cluster.groups[].gpus_per_node', 'GPUs / node'],
+  ['cluster.groups[].gpus_per_host', 'GPUs / host'],
   ['cluster.groups[].inter_node_gbps', 'Inter-node'],
   ['cluster.groups[].gpu.memory_gib', 'Memory'],
   ['cluster.groups[].gpu.reserved_memory_gib', 'Reserved'],
@@ -115,6 +116,8 @@ export function createClusterForm(presets, gpus, schema) {
     writeInput(row.inputs.nodes, group.nodes ?? minNodes);
     writeInput(row.inputs.gpus_per_node, group.gpus_per_node ?? gpus[row.gpu.value]?.gpus_per_node ?? defaultGpusPerNode);
     writeInput(row.inputs.inter_node_gbps, group.inter_node_gbps);
+    writeInput(row.inputs.gpus_per_host, group.gpus_per_host);  // blank: the core's default (help)
+    row.inputs.gpus_per_host.placeholder = 'auto';
     renumber();
   }
 
@@ -133,6 +136,8 @@ export function createClusterForm(presets, gpus, schema) {
       out.gpus_per_node = readInput(row.inputs.gpus_per_node);
       const bw = readInput(row.inputs.inter_node_gbps);
       if (bw != null) out.inter_node_gbps = bw;
+      const perHost = readInput(row.inputs.gpus_per_host);
+      if (perHost != null) out.gpus_per_host = perHost;
       return out;
     });
   }

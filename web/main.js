@@ -253,11 +253,27 @@ function wire() {
   window.addEventListener('hashchange', onNavigate);
 }
 
+/**
+ * The core's presets, version and schema: core-data.json, written at build time from what the
+ * module itself returns (scripts/core-data.mjs), so the form is built while the worker is still
+ * compiling the module; asked of the worker where that file is missing (e.g. serving web/ as is).
+ */
+async function coreData() {
+  try {
+    const res = await fetch('core-data.json');
+    if (res.ok) {
+      const d = await res.json();
+      if (d?.presets && d?.version && d?.schema) return [d.presets, d.version, d.schema];
+    }
+  } catch { /* ask the worker */ }
+  return Promise.all([client.presets(), client.version(), client.schema()]);
+}
+
 async function start() {
   document.body.dataset.state = 'loading';
   let schema;
   try {
-    const [p, v, s] = await Promise.all([client.presets(), client.version(), client.schema()]);
+    const [p, v, s] = await coreData();
     mark('core-ready');
     presets = p;
     $('#version').textContent = `core ${v.version ?? '?'}`;

@@ -5,7 +5,7 @@
 
 const CACHE = 'hapmoe-page-v1';
 /** Every file of the page (tests/web checks that each web/*.js is listed). */
-const FILES = ['./', 'index.html', 'style.css', 'hapmoe.js', 'hapmoe.wasm', 'worker.js', 'boot.js',
+const FILES = ['./', 'index.html', 'style.css', 'hapmoe.js', 'hapmoe.wasm', 'worker.js', 'boot.js', 'core-data.json',
   'chart-download.js', 'clipboard.js', 'cluster-form.js', 'column-help.js', 'compare-view.js', 'errors.js',
   'fields.js', 'form.js', 'format.js', 'hf-config.js', 'json-limits.js', 'main.js', 'megatron-view.js',
   'memory-chart.js', 'model-form.js', 'planner-client.js', 'plans-table.js',

@@ -44,3 +44,28 @@ test('CSP header and gzip', async () => {
     await server.close();
   }
 });
+
+test('revalidation: ETag, 304 when unchanged, the new bytes after an edit', async () => {
+  const dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'hapmoe-serve-'));
+  const file = path.join(dir, 'a.js');
+  fs.writeFileSync(file, 'const a = 1;\n');
+  const server = await startServer([dir]);
+  try {
+    const first = await get(`${server.url}/a.js`, { 'accept-encoding': 'gzip' });
+    assert.equal(first.headers['cache-control'], 'no-cache');  // kept, but asked again on every use
+    const etag = first.headers.etag;
+    assert.ok(etag);
+    const again = await get(`${server.url}/a.js`, { 'accept-encoding': 'gzip', 'if-none-match': etag });
+    assert.equal(again.status, 304);
+    assert.equal(again.body.length, 0);
+    fs.writeFileSync(file, 'const a = 22;\n');
+    fs.utimesSync(file, new Date(), new Date(Date.now() + 5000));
+    const edited = await get(`${server.url}/a.js`, { 'accept-encoding': 'gzip', 'if-none-match': etag });
+    assert.equal(edited.status, 200);
+    assert.notEqual(edited.headers.etag, etag);
+    assert.equal(zlib.gunzipSync(edited.body).toString(), 'const a = 22;\n');
+  } finally {
+    await server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -70,6 +70,21 @@ describe('links, files and hostile input', { timeout: 300_000 }, () => {
     assert.match(await page.$eval(field('cluster.groups[0].gpu'), (sel) => sel.selectedOptions[0].textContent), /My test GPU/);
   });
 
+  test('GPUs per host: the value from a link is shown, sent and used by the launch; blank means the default of the core', async () => {
+    const s = SCENARIO({}, { cluster: { groups: [{ gpu: 'h100-sxm', nodes: 2, gpus_per_node: 8, gpus_per_host: 4 }] } });
+    const page = await openAndPlan(h, `${h.url}/${await linkFor(s)}`);
+    assert.equal(await bannerText(page), '');
+    assert.equal(await page.inputValue(field('cluster.groups[0].gpus_per_host')), '4');
+    assert.match(await page.textContent('#megatron-launch'), /--nproc-per-node[ =]4\b/);
+    assert.equal((await hashScenario(page)).scenario.cluster.groups[0].gpus_per_host, 4);
+    await page.fill(field('cluster.groups[0].gpus_per_host'), '');
+    const before = await runs(page);
+    await page.click('#plan-btn');
+    await waitRuns(page, before);
+    assert.equal((await hashScenario(page)).scenario.cluster.groups[0].gpus_per_host, undefined);
+    assert.match(await page.textContent('#megatron-launch'), /--nproc-per-node[ =]8\b/);
+  });
+
   test('link parts the form has no field for are kept through edits and runs', async () => {
     const s = SCENARIO({}, { search: { baselines: false, tp: [1, 2] } });
     const page = await openAndPlan(h, `${h.url}/${await linkFor(s)}`);

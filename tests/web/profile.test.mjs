@@ -68,6 +68,10 @@ describe('measured profile section', { timeout: 300_000 }, () => {
     assert.equal(after.result.plans[0].plan.ep, 16);
     assert.ok(stages.every((s) => (s.measured || []).includes('ep_comm_s')), JSON.stringify(stages.map((s) => [s.measured, s.extrapolated])));
     assert.deepEqual(before.result.plans[0].breakdown.stages.flatMap((s) => s.measured || []), []);
+    // The stage table says so, per stage, in the words of the result.
+    const shown = await page.$$eval('#stages tbody tr', (rows) => rows.map((r) => r.querySelector('.profile-terms')?.textContent));
+    assert.equal(shown.length, stages.length);
+    shown.forEach((text, i) => assert.match(text, /measured: [^;]*\bEP\b/, `stage ${i}: ${text}`));
 
     // Importing again appends (the merge is per GPU).
     const m = await runs(page);

@@ -21,6 +21,19 @@ scenarios.push({ name: 'deepseek-v3 @ 512 GPUs x 6 types', doc: { format: 'hapmo
     .map(([gpu, nodes]) => ({ gpu, nodes, gpus_per_node: 8 })) },
   training: { global_batch_size: 4096, seq_length: 4096, moe_token_dispatcher_type: 'flex' } } });
 
+// ... and of 8 types, and a 192-layer DeepSeek-V3-like model on mixed-2048 (as in build/search_bench).
+scenarios.push({ name: 'deepseek-v3 @ 512 GPUs x 8 types', doc: { format: 'hapmoe.scenario/1', model: 'deepseek-v3',
+  cluster: { name: '8 types', groups: [['h100-sxm', 8], ['h800-sxm', 8], ['h20', 8], ['h200-sxm', 8], ['a100-sxm-80gb', 8], ['a800', 8], ['b200', 8], ['mi300x', 8]]
+    .map(([gpu, nodes]) => ({ gpu, nodes, gpus_per_node: 8 })) },
+  training: { global_batch_size: 4096, seq_length: 4096, moe_token_dispatcher_type: 'flex' } } });
+{
+  const ds = JSON.parse(fs.readFileSync(path.join(REPO, 'presets/models.json'), 'utf8')).models['deepseek-v3'];
+  const model = { ...ds, name: 'deepseek-v3-192-layers', num_layers: 192, moe_layer_freq: Array.from({ length: 192 }, (_, i) => (i < 3 ? 0 : 1)) };
+  delete model.source;
+  scenarios.push({ name: 'ds-192-layer @ mixed-2048', doc: { format: 'hapmoe.scenario/1', model, cluster: 'mixed-2048',
+    training: { global_batch_size: 8192, seq_length: 4096, moe_token_dispatcher_type: 'flex' } } });
+}
+
 const REPS = Number(process.env.REPS || 15);
 
 function nativeMs(doc) {  // best of REPS, search time as the core reports it (stats.elapsed_ms)
@@ -66,7 +79,7 @@ try {
     worst = Math.max(worst, wasm / native);
     console.log(`${s.name.padEnd(28)} ${native.toFixed(1).padStart(9)} ${wasm.toFixed(1).padStart(10)} ${(wasm / native).toFixed(2).padStart(10)}x`);
   }
-  console.log(`worst wasm/native ratio: ${worst.toFixed(2)}x (target <= 1.6x)`);
+  console.log(`worst wasm/native ratio: ${worst.toFixed(2)}x (target <= 1.2x)`);
 } finally {
   await browser.close();
   await server.close();

@@ -23,15 +23,15 @@ const $ = (sel) => document.querySelector(sel);
 const mark = (name) => performance.mark(`hapmoe:${name}`);
 mark('modules');
 
-/** The worker boot.js started before the modules loaded (once), or null. */
-function takeBootWorker() {
-  const w = self.hapmoeBootWorker || null;
-  self.hapmoeBootWorker = null;
-  return w;
+/** What boot.js started before the modules loaded ({worker, messages, plan}; once), or null. */
+function takeBoot() {
+  const boot = self.hapmoeBoot || null;
+  self.hapmoeBoot = null;
+  return boot;
 }
 const budgetS = Number(new URLSearchParams(location.search).get('budget_s'));
 const client = new PlannerClient('worker.js', { budgetMs: budgetS >= 0.5 && budgetS <= 600 ? budgetS * 1000 : DEFAULT_BUDGET_MS,
-  worker: takeBootWorker() });
+  boot: takeBoot() });
 const banner = $('#banner');
 const formEl = $('#scenario-form');
 const status = createRunStatus({ plan: $('#plan-btn'), cancel: $('#cancel-btn'), progress: $('#progress'), status: $('#run-status') });
@@ -68,7 +68,8 @@ function partsWithoutField(scenario) {
 }
 
 /** What the page plans when opened without a link (an absent preset: the first one instead). */
-const DEFAULT_SCENARIO = { model: 'mixtral-s', cluster: '16-1', training: { global_batch_size: 256, seq_length: 4096 } };  // the rest: the schema's defaults
+/** The scenario the page opens with: boot.js's, which already asked the worker to plan it. */
+const DEFAULT_SCENARIO = self.hapmoeDefaultScenario;
 
 function defaultScenario(presets) {
   const pick = (ids, wanted) => (wanted in ids ? wanted : Object.keys(ids)[0]);
@@ -299,7 +300,6 @@ async function start() {
 }
 
 registerServiceWorker();
-start();  // asks the worker for presets, version and schema first
-// Without a link the page will plan the default scenario: start that search right after them,
-// while the form is built (run() then takes its answer if the form's scenario is the same).
-if (!location.hash) client.prefetchPlan(DEFAULT_SCENARIO);
+start();  // the form from core-data.json (or the worker's answers), then the link or the default scenario
+// Without a link the page plans the default scenario: boot.js asked the worker to (adopted as the
+// client's prefetch); run() takes that answer when the form's scenario is the same.

@@ -35,13 +35,22 @@ export function scenarioKey(value) {
 }
 
 export class PlannerClient {
-  /** worker: an already started worker of workerUrl to adopt (boot.js), else one is started. */
-  constructor(workerUrl = 'worker.js', { budgetMs = DEFAULT_BUDGET_MS, worker = null } = {}) {
+  /**
+   * boot: boot.js's {worker, messages, plan} to adopt: its worker of workerUrl, the messages it
+   * answered before this client existed, and the plan request it sent with id 0 (taken as a
+   * prefetchPlan()); else a worker is started.
+   */
+  constructor(workerUrl = 'worker.js', { budgetMs = DEFAULT_BUDGET_MS, boot = null } = {}) {
     this.workerUrl = workerUrl;
     this.budgetMs = budgetMs;
-    this.nextId = 1;
+    this.nextId = 1;  // id 0: boot.js's plan request
     this.pending = new Map(); // id -> {resolve, reject, onProgress, timer}
-    this.#start(worker);
+    this.prefetched = null;
+    this.#start(boot?.worker);
+    if (!boot?.worker) return;
+    if (boot.plan) this.#prefetch(boot.plan.scenario, this.#track(boot.plan.id));
+    for (const m of boot.messages) this.#onMessage(m);
+    boot.messages.length = 0;
   }
 
   #start(adopt = null) {
@@ -51,6 +60,24 @@ export class PlannerClient {
       e.preventDefault();
       this.#replace(new PlannerFailure(`The planner worker failed: ${e.message || 'could not load hapmoe.js'}; it was restarted.`));
     };
+  }
+
+  /** The answer to request id: settles on its result or error, or fails after the time budget. */
+  #track(id, onProgress = null) {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (!this.pending.has(id)) return;
+        const secs = Math.round(this.budgetMs / 100) / 10;
+        this.#replace(new PlannerFailure(`The search was stopped after ${secs} s, its time budget in this page. ` +
+          'Narrow the search (fix TP, PP, EP, VPP or micro-batch under Constraints) or use the command-line planner.'));
+      }, this.budgetMs);
+      this.pending.set(id, { resolve, reject, onProgress, timer });
+    });
+  }
+
+  #prefetch(scenario, promise) {
+    promise.catch(() => {});  // a failed prefetch only means plan() searches itself
+    this.prefetched = { key: scenarioKey(scenario), promise };
   }
 
   #replace(err) {
@@ -85,16 +112,9 @@ export class PlannerClient {
   call(method, scenario = null, onProgress = null) {
     const id = this.nextId++;
     const payload = scenario == null ? '' : JSON.stringify(scenario);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (!this.pending.has(id)) return;
-        const secs = Math.round(this.budgetMs / 100) / 10;
-        this.#replace(new PlannerFailure(`The search was stopped after ${secs} s, its time budget in this page. ` +
-          'Narrow the search (fix TP, PP, EP, VPP or micro-batch under Constraints) or use the command-line planner.'));
-      }, this.budgetMs);
-      this.pending.set(id, { resolve, reject, onProgress, timer });
-      this.worker.postMessage({ id, method, scenario: payload });
-    });
+    const answer = this.#track(id, onProgress);  // registered before the worker can answer
+    this.worker.postMessage({ id, method, scenario: payload });
+    return answer;
   }
 
   version() { return this.call('version'); }
@@ -114,9 +134,7 @@ export class PlannerClient {
 
   /** Starts planning scenario now (e.g. the default one while the form is being built). */
   prefetchPlan(scenario) {
-    const promise = this.call('plan', scenario);
-    promise.catch(() => {});  // a failed prefetch only means plan() searches itself
-    this.prefetched = { key: scenarioKey(scenario), promise };
+    this.#prefetch(scenario, this.call('plan', scenario));
   }
   /** The core's schedule of scenario.plan (docs/scenario.md "Timeline"). */
   timeline(scenario) { return this.call('timeline', scenario); }

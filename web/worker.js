@@ -5,11 +5,33 @@
 
 let modulePromise = null;
 
+/**
+ * Emscripten's instantiateWasm hook: instantiates the already requested hapmoe.wasm (streaming
+ * compilation when it is served as application/wasm, else from its bytes); fail(error) on error.
+ */
+function instantiateFrom(wasm, fail) {
+  return (imports, receive) => {
+    wasm.then(async (response) => {
+      if (!response.ok) throw new Error(`could not load hapmoe.wasm (HTTP ${response.status})`);
+      const streaming = /^application\/wasm\b/.test(response.headers.get('content-type') || '');
+      return streaming ? WebAssembly.instantiateStreaming(response, imports)
+        : WebAssembly.instantiate(await response.arrayBuffer(), imports);
+    }).then((r) => receive(r.instance, r.module), fail);
+    return {};  // exports arrive through receive()
+  };
+}
+
 function loadModule() {
   if (!modulePromise) {
+    // Request the wasm before fetching and running the glue, so that both download (and the
+    // wasm compiles) at the same time instead of one after the other.
+    const wasm = fetch('hapmoe.wasm', { credentials: 'same-origin' });
+    wasm.catch(() => {});  // reported through fail() when used
+    let fail;
+    const failed = new Promise((resolve, reject) => { fail = reject; });
     importScripts('hapmoe.js');
     // eslint-disable-next-line no-undef
-    modulePromise = createHapmoe();
+    modulePromise = Promise.race([createHapmoe({ instantiateWasm: instantiateFrom(wasm, fail) }), failed]);
   }
   return modulePromise;
 }

@@ -211,6 +211,24 @@ describe('page layout and accessibility', { timeout: 240_000 }, () => {
     }
   });
 
+  test('without hapmoe.wasm (or core-data.json) the page says what failed and never hangs', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hapmoe-site-'));
+    for (const root of [...DIST_ROOTS].reverse()) fs.cpSync(root, dir, { recursive: true, dereference: true });
+    fs.rmSync(path.join(dir, 'hapmoe.wasm'));
+    fs.rmSync(path.join(dir, 'core-data.json'));  // the form then asks the worker, which fails too
+    const site = await startHarness([dir]);
+    try {
+      const page = await site.newPage();
+      await page.goto(`${site.url}/`);
+      await page.waitForFunction(() => !document.querySelector('#banner').hidden, null, { timeout: 20_000 });
+      assert.match(await page.textContent('#banner'), /hapmoe\.wasm/);
+      await page.waitForFunction(() => document.body.dataset.state !== 'loading' && document.body.dataset.state !== 'running', null, { timeout: 5_000 });
+    } finally {
+      await site.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('an edit re-plans by itself shortly after', async () => {
     const page = await openAndPlan(h, `${h.url}/`);
     const before = await runs(page);

@@ -229,6 +229,16 @@ describe('page layout and accessibility', { timeout: 240_000 }, () => {
     }
   });
 
+  test('the baselines table shows its figures without scrolling at desktop width (the rule wraps)', async () => {
+    const page = await openAndPlan(h, `${h.url}/`);
+    const box = await page.$eval('#baselines', (el) => {
+      const t = el.querySelector('table.baselines');
+      return t && { table: t.getBoundingClientRect().right, box: el.getBoundingClientRect().right, scroll: el.scrollWidth - el.clientWidth, rule: !!t.querySelector('.hint') };
+    });
+    assert.ok(box && box.rule, 'a baseline with its rule');
+    assert.ok(box.table <= box.box + 1 && box.scroll <= 1, JSON.stringify(box));
+  });
+
   test('an edit re-plans by itself shortly after', async () => {
     const page = await openAndPlan(h, `${h.url}/`);
     const before = await runs(page);

@@ -195,6 +195,19 @@ GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model
   t.lightest_act_bytes = sorted_prefix_sums(act);
   t.first_extra_s = model.first_extra_s();
   t.last_extra_s = model.last_extra_s();
+  const WeightBytes wb = bound_weight_bytes(s.training, mesh);
+  auto weights = [&](double dense, double expert) {
+    return weight_memory(dense, expert, dense_shards, mesh.expert_dp(), s.training.use_distributed_optimizer, wb)
+        .total();
+  };
+  t.first_extra_bytes = weights(model.first_extra_dense_params(), 0);
+  t.last_extra_bytes = weights(model.last_extra_dense_params(), model.last_extra_expert_params());
+  t.embedding_copy_bytes = weights(model.embedding_copy_params(), 0);
+  t.first_extra_act_bytes = model.first_extra_activation_bytes();
+  t.last_extra_act_bytes = model.last_extra_activation_bytes();
+  t.every_stage_bytes = model.working_bytes();
+  t.graph_bytes_single = cuda_graph_memory_gib(s.training, 1) * kGiB;
+  t.graph_bytes_pipelined = cuda_graph_memory_gib(s.training, 2) * kGiB;
   return t;
 }
 
@@ -202,13 +215,22 @@ namespace {
 
 // Most layers a stage of group t can hold at a position with in_flight micro-batches in memory
 // (a prefix-sum search: bytes grow with n).
-int layers_in_memory(const GroupBoundTerms& t, double in_flight) {
+// extra_bytes: what the stage needs besides its layers.
+int layers_in_memory(const GroupBoundTerms& t, double in_flight, double extra_bytes = 0) {
   int lo = 0, hi = static_cast<int>(t.lightest_bytes.size()) - 1;
   while (lo < hi) {
     const int mid = lo + (hi - lo + 1) / 2;
-    if (t.lightest_bytes[mid] + in_flight * t.lightest_act_bytes[mid] <= t.room_bytes * (1 + 1e-12)) lo = mid; else hi = mid - 1;
+    if (t.lightest_bytes[mid] + in_flight * t.lightest_act_bytes[mid] + extra_bytes <= t.room_bytes * (1 + 1e-12)) lo = mid; else hi = mid - 1;
   }
   return lo;
+}
+
+// What a stage at position i of pp needs besides its layers (no more than cost() charges).
+double position_extra_bytes(const GroupBoundTerms& t, int i, int pp, double in_flight) {
+  double b = t.every_stage_bytes + (pp > 1 ? t.graph_bytes_pipelined : t.graph_bytes_single);
+  if (i == 0) b += t.first_extra_bytes + in_flight * t.first_extra_act_bytes;
+  if (i == pp - 1) b += t.last_extra_bytes + t.last_extra_act_bytes + (pp > 1 ? t.embedding_copy_bytes : 0);
+  return b;
 }
 
 // Most layers whose cheapest times fit in c.
@@ -230,7 +252,8 @@ PositionBound::PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, 
   floor_.assign(n, std::vector<double>(pp, 1e300));
   for (size_t g = 0; g < n; ++g) {
     for (int i = 0; i < pp; ++i) {
-      fit_[g][i] = layers_in_memory(terms[g], in_flight_microbatches(i, pp, vpp, num_microbatches));
+      const double in_flight = in_flight_microbatches(i, pp, vpp, num_microbatches);
+      fit_[g][i] = layers_in_memory(terms[g], in_flight, position_extra_bytes(terms[g], i, pp, in_flight));
       extra_[g][i] = (i == 0 ? terms[g].first_extra_s : 0) + (i == pp - 1 ? terms[g].last_extra_s : 0);
       if (fit_[g][i] >= vpp) floor_[g][i] = extra_[g][i] + terms[g].times->cheapest_sum_s[vpp];
     }

@@ -48,10 +48,6 @@ constexpr double kDdpBucketParams = 40e6;
 // (Megatron-Bridge docs/performance-guide.md, via calibration.md).
 constexpr double kCudaGraphMemoryGib = 3;
 constexpr double kCudaGraphMemoryPipelinedGib = 10;
-double cuda_graph_memory_gib(const TrainingSpec& t, int pp) {
-  if (!t.cuda_graphs) return 0;
-  return pp > 1 ? kCudaGraphMemoryPipelinedGib : kCudaGraphMemoryGib;
-}
 
 // Everything the per-layer terms need, derived once.
 struct LayerContext {
@@ -364,6 +360,11 @@ std::vector<double> prefix(const std::vector<LayerCost>& layers, F field) {
 }
 
 }  // namespace
+
+double cuda_graph_memory_gib(const TrainingSpec& t, int pp) {
+  if (!t.cuda_graphs) return 0;
+  return pp > 1 ? kCudaGraphMemoryPipelinedGib : kCudaGraphMemoryGib;
+}
 
 StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const Mesh& mesh, int group)
     : s_(s), group_(group) {

@@ -84,6 +84,14 @@ struct GroupBoundTerms {
   // lightest_bytes[n] + in_flight x lightest_act_bytes[n].
   std::vector<double> lightest_bytes, lightest_act_bytes;
   double first_extra_s = 0, last_extra_s = 0;  // embedding / output layer time per micro-batch
+  // Memory a stage needs besides its layers, no more than any stage charges: weights, gradients
+  // and optimizer state (sharded) of the first stage's / last stage's extra parameters and of the
+  // embedding copy the last stage keeps when pp > 1; the first stage's extra activations per
+  // micro-batch in flight, the last stage's (once); what every stage adds (recompute working
+  // bytes), and the CUDA graph memory at pp = 1 and at pp > 1.
+  double first_extra_bytes = 0, last_extra_bytes = 0, embedding_copy_bytes = 0;
+  double first_extra_act_bytes = 0, last_extra_act_bytes = 0, every_stage_bytes = 0;
+  double graph_bytes_single = 0, graph_bytes_pipelined = 0;
 };
 GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model, const GroupLayerTimes& times,
                                   const Mesh& mesh);
@@ -94,7 +102,8 @@ int max_layers_in_memory(const GroupBoundTerms& t);
 // Lower bounds on the iteration time of pipeline positions 0..pp-1 of one group set, where
 // position i may hold a stage of any group in options[i] (indices into `terms`; one group per
 // position: a fixed order or prefix; several: every order). Stage i of group g holds n layers
-// only if lightest_bytes[n] + in_flight(i) x lightest_act_bytes[n] <= room, and costs at least
+// only if lightest_bytes[n] + in_flight(i) x lightest_act_bytes[n] + the position's extra bytes
+// (first / last stage extras, recompute working bytes, CUDA graphs) <= room, and costs at least
 // cheapest_sum_s[n] (+ the end extras at positions 0 and pp-1); sum_c >= every layer on the set's
 // cheapest group + the ends' least extras; max_c >= the least C at which the positions can hold
 // all layers, each position >= vpp of them. Built once per (mesh, group set).

@@ -52,6 +52,9 @@ struct StageCost {
   bool fits() const { return peak_bytes() <= capacity_bytes; }
 };
 
+// Memory full-iteration CUDA graphs keep (GiB) at pipeline size pp.
+double cuda_graph_memory_gib(const TrainingSpec& t, int pp);
+
 // Per-layer terms depend on tp, cp, ep, etp, micro-batch, sequence parallelism and recompute
 // only; dp, pp and vpp enter at cost() time, so one model serves every DP size and placement.
 class StageCostModel {
@@ -71,6 +74,17 @@ class StageCostModel {
   double first_extra_s() const { return first_extras_.fwd_s + first_extras_.bwd_s + first_extras_.tp_s + first_extras_.ep_s; }
   double last_extra_s() const { return last_extras_.fwd_s + last_extras_.bwd_s + last_extras_.tp_s + last_extras_.ep_s; }
   int group() const { return group_; }
+  // Memory terms of a stage besides its layers (for lower bounds): parameters and activation
+  // bytes the first stage (input embedding, activations per micro-batch in flight) and the last
+  // stage (output layer, loss, MTP; activations once) add, the embedding copy the last stage
+  // keeps when pp > 1, and the recompute working bytes every stage adds.
+  double first_extra_dense_params() const { return first_extras_.dense_params; }
+  double first_extra_activation_bytes() const { return first_extras_.activation_bytes; }
+  double last_extra_dense_params() const { return last_extras_.dense_params; }
+  double last_extra_expert_params() const { return last_extras_.expert_params; }
+  double last_extra_activation_bytes() const { return last_extras_.activation_bytes; }
+  double embedding_copy_params() const { return embedding_copy_params_; }
+  double working_bytes() const { return working_bytes_; }
 
  private:
   struct Extras {  // output layer + loss (+ MTP) or input embedding, per micro-batch

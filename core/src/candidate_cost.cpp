@@ -108,6 +108,11 @@ GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers) {
     t.min_layer_s = std::min(t.min_layer_s, t.layer_s[l]);
   }
   t.cheapest_sum_s = sorted_prefix_sums(t.layer_s);
+  std::vector<double> moe;
+  for (int l = 0; l < num_layers; ++l) {
+    if (model.layer(l).expert_params > 0) moe.push_back(t.layer_s[l]);
+  }
+  t.cheapest_moe_sum_s = sorted_prefix_sums(std::move(moe));
   return t;
 }
 
@@ -191,8 +196,17 @@ GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model
                    .total();
     act[l] = c.activation_bytes;
   }
+  std::vector<double> moe_bytes, moe_act;
+  for (int l = 0; l < s.model.num_layers; ++l) {
+    if (model.layer(l).expert_params > 0) {
+      moe_bytes.push_back(bytes[l]);
+      moe_act.push_back(act[l]);
+    }
+  }
   t.lightest_bytes = sorted_prefix_sums(bytes);
   t.lightest_act_bytes = sorted_prefix_sums(act);
+  t.lightest_moe_bytes = sorted_prefix_sums(std::move(moe_bytes));
+  t.lightest_moe_act_bytes = sorted_prefix_sums(std::move(moe_act));
   t.first_extra_s = model.first_extra_s();
   t.last_extra_s = model.last_extra_s();
   const WeightBytes wb = bound_weight_bytes(s.training, mesh);
@@ -215,14 +229,20 @@ namespace {
 
 // Most layers a stage of group t can hold at a position with in_flight micro-batches in memory
 // (a prefix-sum search: bytes grow with n).
-// extra_bytes: what the stage needs besides its layers.
-int layers_in_memory(const GroupBoundTerms& t, double in_flight, double extra_bytes = 0) {
-  int lo = 0, hi = static_cast<int>(t.lightest_bytes.size()) - 1;
+// extra_bytes: what the stage needs besides its layers. bytes / act_bytes: the lightest layers'
+// prefix sums (all layers, or the MoE layers alone).
+int layers_in_memory(const GroupBoundTerms& t, double in_flight, double extra_bytes, const std::vector<double>& bytes,
+                     const std::vector<double>& act_bytes) {
+  int lo = 0, hi = static_cast<int>(bytes.size()) - 1;
   while (lo < hi) {
     const int mid = lo + (hi - lo + 1) / 2;
-    if (t.lightest_bytes[mid] + in_flight * t.lightest_act_bytes[mid] + extra_bytes <= t.room_bytes * (1 + 1e-12)) lo = mid; else hi = mid - 1;
+    if (bytes[mid] + in_flight * act_bytes[mid] + extra_bytes <= t.room_bytes * (1 + 1e-12)) lo = mid; else hi = mid - 1;
   }
   return lo;
+}
+
+int layers_in_memory(const GroupBoundTerms& t, double in_flight, double extra_bytes = 0) {
+  return layers_in_memory(t, in_flight, extra_bytes, t.lightest_bytes, t.lightest_act_bytes);
 }
 
 // What a stage at position i of pp needs besides its layers (no more than cost() charges).
@@ -234,10 +254,10 @@ double position_extra_bytes(const GroupBoundTerms& t, int i, int pp, double in_f
 }
 
 // Most layers whose cheapest times fit in c.
-int layers_in_time(const GroupBoundTerms& t, double c) {
-  const auto& sum = t.times->cheapest_sum_s;
+int layers_in_time(const std::vector<double>& sum, double c) {
   return static_cast<int>(std::upper_bound(sum.begin(), sum.end(), c * (1 + 1e-12)) - sum.begin()) - 1;
 }
+int layers_in_time(const GroupBoundTerms& t, double c) { return layers_in_time(t.times->cheapest_sum_s, c); }
 
 }  // namespace
 
@@ -248,12 +268,20 @@ PositionBound::PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, 
     : terms_(terms), pp_(pp), num_layers_(num_layers), m_(num_microbatches), vpp_(vpp) {
   const size_t n = terms.size();
   fit_.assign(n, std::vector<int>(pp));
+  const int moe_layers = n > 0 ? static_cast<int>(terms[0].lightest_moe_bytes.size()) - 1 : 0;
+  num_moe_ = moe_layers > 0 && moe_layers < num_layers ? moe_layers : 0;
+  if (num_moe_ > 0) fit_moe_.assign(n, std::vector<int>(pp));
   extra_.assign(n, std::vector<double>(pp, 0.0));
   floor_.assign(n, std::vector<double>(pp, 1e300));
   for (size_t g = 0; g < n; ++g) {
     for (int i = 0; i < pp; ++i) {
       const double in_flight = in_flight_microbatches(i, pp, vpp, num_microbatches);
-      fit_[g][i] = layers_in_memory(terms[g], in_flight, position_extra_bytes(terms[g], i, pp, in_flight));
+      const double extra_bytes = position_extra_bytes(terms[g], i, pp, in_flight);
+      fit_[g][i] = layers_in_memory(terms[g], in_flight, extra_bytes);
+      if (num_moe_ > 0) {
+        fit_moe_[g][i] = layers_in_memory(terms[g], in_flight, extra_bytes, terms[g].lightest_moe_bytes,
+                                          terms[g].lightest_moe_act_bytes);
+      }
       extra_[g][i] = (i == 0 ? terms[g].first_extra_s : 0) + (i == pp - 1 ? terms[g].last_extra_s : 0);
       if (fit_[g][i] >= vpp) floor_[g][i] = extra_[g][i] + terms[g].times->cheapest_sum_s[vpp];
     }
@@ -283,13 +311,20 @@ bool PositionBound::prepare(const Options& options, double* sum_c, double* floor
 }
 
 bool PositionBound::holds(const Options& options, double c) const {
-  long long n = 0;
+  long long n = 0, n_moe = 0;
   for (int i = 0; i < pp_; ++i) {
-    int most = 0;
-    for (int g : options[i]) most = std::max(most, std::min(fit_[g][i], layers_in_time(terms_[g], c - extra_[g][i])));
+    int most = 0, most_moe = 0;
+    for (int g : options[i]) {
+      most = std::max(most, std::min(fit_[g][i], layers_in_time(terms_[g], c - extra_[g][i])));
+      if (num_moe_ > 0) {
+        most_moe = std::max(most_moe, std::min(fit_moe_[g][i], layers_in_time(terms_[g].times->cheapest_moe_sum_s,
+                                                                               c - extra_[g][i])));
+      }
+    }
     n += most;
+    n_moe += most_moe;
   }
-  return n >= num_layers_;
+  return n >= num_layers_ && n_moe >= num_moe_;
 }
 
 double PositionBound::objective(double sum_c, double max_c) const {

@@ -57,6 +57,10 @@ struct GroupLayerTimes {
   double min_layer_s = 0;
   std::vector<double> layer_s;         // per layer
   std::vector<double> cheapest_sum_s;  // [n]: sum of the n cheapest layer times (n = 0..L)
+  // The same over the MoE layers alone ([n], n = 0..number of MoE layers): a stage's MoE layers
+  // are a part of its layers, so they bound it too (the dense layers are cheaper and lighter, and
+  // only the stage that holds them can use them).
+  std::vector<double> cheapest_moe_sum_s;
 };
 GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers);
 
@@ -83,6 +87,7 @@ struct GroupBoundTerms {
   // smallest per-layer activation bytes of one micro-batch (n = 0..L): any n layers need at least
   // lightest_bytes[n] + in_flight x lightest_act_bytes[n].
   std::vector<double> lightest_bytes, lightest_act_bytes;
+  std::vector<double> lightest_moe_bytes, lightest_moe_act_bytes;  // the same over the MoE layers
   double first_extra_s = 0, last_extra_s = 0;  // embedding / output layer time per micro-batch
   // Memory a stage needs besides its layers, no more than any stage charges: weights, gradients
   // and optimizer state (sharded) of the first stage's / last stage's extra parameters and of the
@@ -106,7 +111,8 @@ int max_layers_in_memory(const GroupBoundTerms& t);
 // (first / last stage extras, recompute working bytes, CUDA graphs) <= room, and costs at least
 // cheapest_sum_s[n] (+ the end extras at positions 0 and pp-1); sum_c >= every layer on the set's
 // cheapest group + the ends' least extras; max_c >= the least C at which the positions can hold
-// all layers, each position >= vpp of them. Built once per (mesh, group set).
+// all layers, and all MoE layers (counted alone, by the MoE layers' own times and bytes), each
+// position >= vpp of them. Built once per (mesh, group set).
 class PositionBound {
  public:
   using Options = std::vector<std::vector<int>>;
@@ -128,6 +134,8 @@ class PositionBound {
   long long m_;
   int vpp_;
   std::vector<std::vector<int>> fit_;       // [group][position]: layers that fit in memory
+  std::vector<std::vector<int>> fit_moe_;   // [group][position]: MoE layers that fit in memory
+  int num_moe_ = 0;                         // MoE layers, when the model also has dense ones (else 0)
   std::vector<std::vector<double>> extra_;  // [group][position]: end extras
   std::vector<std::vector<double>> floor_;  // [group][position]: least time of vpp layers (1e300: none fit)
   double layers_sum_c_ = 0;

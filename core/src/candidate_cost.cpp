@@ -264,8 +264,8 @@ int layers_in_time(const GroupBoundTerms& t, double c) { return layers_in_time(t
 int max_layers_in_memory(const GroupBoundTerms& t) { return layers_in_memory(t, 1.0); }
 
 PositionBound::PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, int num_layers,
-                             long long num_microbatches, int vpp)
-    : terms_(terms), pp_(pp), num_layers_(num_layers), m_(num_microbatches), vpp_(vpp) {
+                             long long num_microbatches, int vpp, std::vector<int> blocks)
+    : terms_(terms), pp_(pp), num_layers_(num_layers), m_(num_microbatches), vpp_(vpp), blocks_(std::move(blocks)) {
   const size_t n = terms.size();
   fit_.assign(n, std::vector<int>(pp));
   const int moe_layers = n > 0 ? static_cast<int>(terms[0].lightest_moe_bytes.size()) - 1 : 0;
@@ -310,9 +310,70 @@ bool PositionBound::prepare(const Options& options, double* sum_c, double* floor
   return true;
 }
 
-bool PositionBound::holds(const Options& options, double c) const {
+namespace {
+// Groups whose block orders holds() maximises over exactly (2^n subsets).
+constexpr size_t kMaxFreeGroups = 10;
+}  // namespace
+
+bool PositionBound::holds(const Options& options, double c, int free_from) const {
+  bool by_blocks = free_from >= 0 && free_from < pp_ && !blocks_.empty() && options[free_from].size() > 1 &&
+                   options[free_from].size() <= kMaxFreeGroups;
+  if (by_blocks) {  // the free groups' blocks must fill the free positions exactly
+    int filled = 0;
+    for (int g : options[free_from]) filled += blocks_[g];
+    by_blocks = filled == pp_ - free_from;
+  }
+  const int end = by_blocks ? free_from : pp_;
   long long n = 0, n_moe = 0;
-  for (int i = 0; i < pp_; ++i) {
+  if (by_blocks) {
+    // most(g, i) summed over positions, per free group; then the best order of the blocks by a
+    // DP over the subsets of groups placed (their blocks fill free_from.. in that order).
+    const std::vector<int>& free = options[free_from];
+    const size_t r = free.size();
+    const int span = pp_ - free_from;
+    most_sum_.assign(r * (span + 1), 0);
+    if (num_moe_ > 0) most_moe_sum_.assign(r * (span + 1), 0);
+    for (size_t k = 0; k < r; ++k) {
+      const int g = free[k];
+      for (int p = 0; p < span; ++p) {
+        const int i = free_from + p;
+        const double left = c - extra_[g][i];
+        most_sum_[k * (span + 1) + p + 1] =
+            most_sum_[k * (span + 1) + p] + std::min(fit_[g][i], layers_in_time(terms_[g], left));
+        if (num_moe_ > 0) {
+          most_moe_sum_[k * (span + 1) + p + 1] =
+              most_moe_sum_[k * (span + 1) + p] +
+              std::min(fit_moe_[g][i], layers_in_time(terms_[g].times->cheapest_moe_sum_s, left));
+        }
+      }
+    }
+    const size_t subsets = size_t{1} << r;
+    best_.assign(subsets, -1);
+    if (num_moe_ > 0) best_moe_.assign(subsets, -1);
+    best_[0] = 0;
+    if (num_moe_ > 0) best_moe_[0] = 0;
+    for (size_t set = 0; set < subsets; ++set) {
+      if (best_[set] < 0) continue;
+      int start = 0;  // positions the set's blocks fill (from free_from)
+      for (size_t k = 0; k < r; ++k) {
+        if (set >> k & 1) start += blocks_[free[k]];
+      }
+      for (size_t k = 0; k < r; ++k) {
+        if (set >> k & 1) continue;
+        const int stop = start + blocks_[free[k]];
+        if (stop > span) continue;
+        const size_t next = set | size_t{1} << k;
+        const size_t row = k * (span + 1);
+        best_[next] = std::max(best_[next], best_[set] + most_sum_[row + stop] - most_sum_[row + start]);
+        if (num_moe_ > 0) {
+          best_moe_[next] = std::max(best_moe_[next], best_moe_[set] + most_moe_sum_[row + stop] - most_moe_sum_[row + start]);
+        }
+      }
+    }
+    n += best_[subsets - 1];
+    if (num_moe_ > 0) n_moe += best_moe_[subsets - 1];
+  }
+  for (int i = 0; i < end; ++i) {
     int most = 0, most_moe = 0;
     for (int g : options[i]) {
       most = std::max(most, std::min(fit_[g][i], layers_in_time(terms_[g], c - extra_[g][i])));
@@ -332,17 +393,17 @@ double PositionBound::objective(double sum_c, double max_c) const {
   return sum_c / v + (static_cast<double>(m_) - 1 / v) * max_c;
 }
 
-double PositionBound::lower_bound_s(const Options& options) const {
+double PositionBound::lower_bound_s(const Options& options, int free_from) const {
   double sum_c = 0, lo = 0;
   if (!prepare(options, &sum_c, &lo)) return 1e300;
   double hi = lo;
   for (const auto& t : terms_) hi = std::max(hi, t.first_extra_s + t.last_extra_s + t.times->cheapest_sum_s.back());
   hi *= 2;
-  if (!holds(options, hi)) return 1e300;  // memory: the positions cannot hold every layer
-  if (!holds(options, lo)) {
+  if (!holds(options, hi, free_from)) return 1e300;  // memory: the positions cannot hold every layer
+  if (!holds(options, lo, free_from)) {
     for (int it = 0; it < 60 && hi - lo > 1e-9 * hi; ++it) {
       const double mid = 0.5 * (lo + hi);
-      if (holds(options, mid)) hi = mid; else lo = mid;
+      if (holds(options, mid, free_from)) hi = mid; else lo = mid;
     }
   }
   return objective(sum_c, lo);  // max_c >= lo: holds(lo) is false, or lo is the floor
@@ -358,7 +419,7 @@ long long PositionBound::layers_fit_from(const Options& options, int from) const
   return n;
 }
 
-bool PositionBound::reaches(const Options& options, double threshold_s) const {
+bool PositionBound::reaches(const Options& options, double threshold_s, int free_from) const {
   if (threshold_s >= 1e300) return false;
   double sum_c = 0, floor_c = 0;
   if (!prepare(options, &sum_c, &floor_c)) return true;
@@ -367,7 +428,7 @@ bool PositionBound::reaches(const Options& options, double threshold_s) const {
   // cannot hold every layer within that time (holds() is generous by a 1e-12 margin).
   const double v = vpp_;
   const double c_at = (threshold_s - sum_c / v) / (static_cast<double>(m_) - 1 / v);
-  return !holds(options, c_at);
+  return !holds(options, c_at, free_from);
 }
 
 double static_memory_shortfall_bytes(const Scenario& s, const Mesh& mesh, const std::vector<int>& groups,

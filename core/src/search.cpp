@@ -257,12 +257,12 @@ class EntrySearch {
       terms_.push_back(bound_terms(*model, *tv.back()));
       caps.push_back(max_layers_in_memory(terms_.back()));
     }
-    positions_.emplace(terms_, mesh_.pp, s_.model.num_layers, m_, mesh_.vpp);
+    positions_.emplace(terms_, mesh_.pp, s_.model.num_layers, m_, mesh_.vpp, stages);
     std::vector<int> any(terms_.size());
     for (size_t i = 0; i < any.size(); ++i) any[i] = static_cast<int>(i);
     options_.assign(mesh_.pp, any);
     const double tight = std::max(set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps),
-                                  positions_->lower_bound_s(options_));
+                                  positions_->lower_bound_s(options_, 0));
     if (tight >= 1e300) {
       ++st_.pruned["stage_memory_bound"];
       return false;
@@ -298,7 +298,7 @@ class EntrySearch {
       if (i < prefix.size()) options_[i].assign(1, index_of(prefix[i]));
       else options_[i] = later;
     }
-    return positions_->reaches(options_, top_.threshold());
+    return positions_->reaches(options_, top_.threshold(), rest.empty() ? -1 : static_cast<int>(prefix.size()));
   }
 
   // Pushes the DP up to stage `end` (exclusive); false when no split survives. options_ holds

@@ -116,18 +116,23 @@ int max_layers_in_memory(const GroupBoundTerms& t);
 class PositionBound {
  public:
   using Options = std::vector<std::vector<int>>;
+  // blocks (optional, per group): the consecutive stages each group holds, for free_from below.
   PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, int num_layers, long long num_microbatches,
-                int vpp);
+                int vpp, std::vector<int> blocks = {});
+  // free_from >= 0: positions free_from..pp-1 hold the blocks of the groups in options[free_from]
+  // (each group's blocks[g] consecutive positions, each group once, in any order) and every
+  // later position has those same options; the capacity is then maximised over the orders of
+  // those blocks rather than position by position (exact over orders, so still a lower bound).
   // The bound (1e300 when no assignment fits in memory).
-  double lower_bound_s(const Options& options) const;
+  double lower_bound_s(const Options& options, int free_from = -1) const;
   // bound >= threshold_s, decided with one capacity evaluation.
-  bool reaches(const Options& options, double threshold_s) const;
+  bool reaches(const Options& options, double threshold_s, int free_from = -1) const;
   // Most layers positions from..pp-1 can hold in memory together under `options`.
   long long layers_fit_from(const Options& options, int from) const;
 
  private:
   bool prepare(const Options& options, double* sum_c, double* floor_c) const;
-  bool holds(const Options& options, double c) const;
+  bool holds(const Options& options, double c, int free_from) const;
   double objective(double sum_c, double max_c) const;
   const std::vector<GroupBoundTerms>& terms_;
   int pp_, num_layers_;
@@ -139,6 +144,8 @@ class PositionBound {
   std::vector<std::vector<double>> extra_;  // [group][position]: end extras
   std::vector<std::vector<double>> floor_;  // [group][position]: least time of vpp layers (1e300: none fit)
   double layers_sum_c_ = 0;
+  std::vector<int> blocks_;
+  mutable std::vector<long long> most_sum_, most_moe_sum_, best_, best_moe_;  // holds() scratch
 };
 
 // Weights, gradients and optimizer state of all layers (with distributed-optimizer sharding, the

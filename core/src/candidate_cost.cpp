@@ -347,27 +347,28 @@ bool PositionBound::holds(const Options& options, double c, int free_from) const
         }
       }
     }
+    // Every subset's blocks fit (they add up to span): best_[set] >= 0, so 0 starts the max.
     const size_t subsets = size_t{1} << r;
-    best_.assign(subsets, -1);
-    if (num_moe_ > 0) best_moe_.assign(subsets, -1);
-    best_[0] = 0;
-    if (num_moe_ > 0) best_moe_[0] = 0;
+    const bool moe = num_moe_ > 0;
+    best_.assign(subsets, 0);
+    if (moe) best_moe_.assign(subsets, 0);
+    start_.resize(subsets);
+    start_[0] = 0;
     for (size_t set = 0; set < subsets; ++set) {
-      if (best_[set] < 0) continue;
-      int start = 0;  // positions the set's blocks fill (from free_from)
-      for (size_t k = 0; k < r; ++k) {
-        if (set >> k & 1) start += blocks_[free[k]];
+      if (set > 0) {  // positions the set's blocks fill (from free_from)
+        size_t low = 0;
+        while (!(set >> low & 1)) ++low;
+        start_[set] = start_[set & (set - 1)] + blocks_[free[low]];
       }
+      const int start = start_[set];
+      const long long here = best_[set], here_moe = moe ? best_moe_[set] : 0;
       for (size_t k = 0; k < r; ++k) {
         if (set >> k & 1) continue;
-        const int stop = start + blocks_[free[k]];
-        if (stop > span) continue;
         const size_t next = set | size_t{1} << k;
         const size_t row = k * (span + 1);
-        best_[next] = std::max(best_[next], best_[set] + most_sum_[row + stop] - most_sum_[row + start]);
-        if (num_moe_ > 0) {
-          best_moe_[next] = std::max(best_moe_[next], best_moe_[set] + most_moe_sum_[row + stop] - most_moe_sum_[row + start]);
-        }
+        const int stop = start + blocks_[free[k]];
+        best_[next] = std::max(best_[next], here + most_sum_[row + stop] - most_sum_[row + start]);
+        if (moe) best_moe_[next] = std::max(best_moe_[next], here_moe + most_moe_sum_[row + stop] - most_moe_sum_[row + start]);
       }
     }
     n += best_[subsets - 1];

@@ -261,14 +261,19 @@ class EntrySearch {
     std::vector<int> any(terms_.size());
     for (size_t i = 0; i < any.size(); ++i) any[i] = static_cast<int>(i);
     options_.assign(mesh_.pp, any);
-    const double tight = std::max(set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps),
-                                  positions_->lower_bound_s(options_, 0));
-    if (tight >= 1e300) {
+    const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
+    const double threshold = top_.threshold();
+    if (set_bound >= 1e300) {
       ++st_.pruned["stage_memory_bound"];
       return false;
     }
-    if (tight >= top_.threshold()) {
-      ++st_.pruned["bottleneck_bound"];
+    // Against an incumbent, whether the position bound reaches it is one capacity evaluation
+    // (the bound's value needs a bisection); without one, only an infeasible entry is cut.
+    const bool cut = set_bound >= threshold ||
+                     (threshold < 1e300 ? positions_->reaches(options_, threshold, 0)
+                                        : positions_->lower_bound_s(options_, 0) >= 1e300);
+    if (cut) {
+      ++st_.pruned[threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound"];
       return false;
     }
     return true;

@@ -146,6 +146,7 @@ class PositionBound {
   double layers_sum_c_ = 0;
   std::vector<int> blocks_;
   mutable std::vector<long long> most_sum_, most_moe_sum_, best_, best_moe_;  // holds() scratch
+  mutable std::vector<int> start_;
 };
 
 // Weights, gradients and optimizer state of all layers (with distributed-optimizer sharding, the

@@ -375,10 +375,14 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
   // A layer's terms depend on its index only through whether it is MoE and whether it uses
   // sliding-window attention: cost each of those (at most 4) kinds once.
   std::optional<LayerCost> kinds[4];
+  int kind_layer[4] = {-1, -1, -1, -1};  // a layer of each kind
   for (int i = 0; i < m.num_layers; ++i) {
-    auto& kind = kinds[(m.layer_is_moe(i) ? 2 : 0) + (m.layer_is_windowed(i) ? 1 : 0)];
-    if (!kind) kind = make_layer_cost(c, i);
-    layers_.push_back(*kind);
+    const int k = (m.layer_is_moe(i) ? 2 : 0) + (m.layer_is_windowed(i) ? 1 : 0);
+    if (!kinds[k]) {
+      kinds[k] = make_layer_cost(c, i);
+      kind_layer[k] = i;
+    }
+    layers_.push_back(*kinds[k]);
   }
   sum_fwd_ = prefix(layers_, [](const LayerCost& l) { return l.fwd_s; });
   sum_bwd_ = prefix(layers_, [](const LayerCost& l) { return l.bwd_s; });
@@ -389,15 +393,19 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
   sum_dense_ = prefix(layers_, [](const LayerCost& l) { return l.dense_params; });
   sum_expert_ = prefix(layers_, [](const LayerCost& l) { return l.expert_params; });
   sum_act_ = prefix(layers_, [](const LayerCost& l) { return l.activation_bytes; });
+  // Working bytes depend on a layer only through its kind (as its LayerCost does): the max over
+  // the layers is the max over one layer of each kind present.
   if (mesh.recompute.full()) {
-    for (int i = 0; i < m.num_layers; ++i) {
-      working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()));
+    for (int i : kind_layer) {
+      if (i >= 0) working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()));
     }
   } else if (mesh.recompute != Recompute::kNone) {
     // Selective: what one layer's recomputed modules rebuild before their backward (at most all
     // of them at once; Megatron rebuilds them module by module, so this is an upper bound).
-    for (int i = 0; i < m.num_layers; ++i) {
-      working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()) - layers_[i].activation_bytes);
+    for (int i : kind_layer) {
+      if (i >= 0) {
+        working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()) - layers_[i].activation_bytes);
+      }
     }
   }
   p2p_bytes_ = c.tt * m.hidden_size * kBf16;

@@ -89,9 +89,45 @@ WeightBytes bound_weight_bytes(const TrainingSpec& t, const Mesh& mesh) {
   return b;
 }
 
+// Sorts v ascending. Layer terms come in a few kinds (dense / MoE, windowed or not): with at
+// most 8 distinct values, the distinct values are sorted and repeated (the same sequence).
+void sort_few_distinct(std::vector<double>& v) {
+  constexpr int kMaxDistinct = 8;
+  double values[kMaxDistinct];
+  size_t counts[kMaxDistinct];
+  int distinct = 0;
+  for (double x : v) {
+    int k = 0;
+    while (k < distinct && !(values[k] == x)) ++k;
+    if (k == distinct) {
+      if (distinct == kMaxDistinct) {
+        std::sort(v.begin(), v.end());
+        return;
+      }
+      values[k] = x;
+      counts[k] = 0;
+      ++distinct;
+    }
+    ++counts[k];
+  }
+  int order[kMaxDistinct];
+  for (int k = 0; k < distinct; ++k) {  // insertion sort of the distinct values
+    int at = k;
+    while (at > 0 && values[k] < values[order[at - 1]]) {
+      order[at] = order[at - 1];
+      --at;
+    }
+    order[at] = k;
+  }
+  size_t at = 0;
+  for (int k = 0; k < distinct; ++k) {
+    for (size_t c = 0; c < counts[order[k]]; ++c) v[at++] = values[order[k]];
+  }
+}
+
 // [n] = sum of the n smallest values.
 std::vector<double> sorted_prefix_sums(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
+  sort_few_distinct(v);
   std::vector<double> p(v.size() + 1, 0.0);
   for (size_t i = 0; i < v.size(); ++i) p[i + 1] = p[i] + v[i];
   return p;
@@ -127,9 +163,19 @@ double layers_within(double c, double min_layer_s, bool fractional) {
 }  // namespace
 
 
+double cheapest_layers_sum_s(const std::vector<const GroupLayerTimes*>& times, int num_layers) {
+  double sum_c = 0;
+  for (int l = 0; l < num_layers; ++l) {
+    double best = 1e300;
+    for (const GroupLayerTimes* t : times) best = std::min(best, t->layer_s[l]);
+    sum_c += best;
+  }
+  return sum_c;
+}
+
 double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const std::vector<int>& stages,
                          int num_layers, long long num_microbatches, int vpp, bool fractional,
-                         const std::vector<int>* max_layers) {
+                         const std::vector<int>* max_layers, const double* layers_sum_c) {
   if (max_layers) {
     long long room = 0;
     for (size_t g = 0; g < times.size(); ++g) {
@@ -138,12 +184,7 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
     }
     if (room < num_layers) return 1e300;
   }
-  double sum_c = 0;
-  for (int l = 0; l < num_layers; ++l) {
-    double best = 1e300;
-    for (const GroupLayerTimes* t : times) best = std::min(best, t->layer_s[l]);
-    sum_c += best;
-  }
+  const double sum_c = layers_sum_c ? *layers_sum_c : cheapest_layers_sum_s(times, num_layers);
   double floor_c = 0, capacity_per_s = 0;
   int pp = 0;
   for (size_t g = 0; g < times.size(); ++g) {

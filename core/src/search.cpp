@@ -101,6 +101,20 @@ struct EntryBuilder : SearchContext {
     return it->second;
   }
 
+  // cheapest_layers_sum_s of this shape's group sets, by their distinct layer times (few).
+  std::vector<std::pair<std::vector<const GroupLayerTimes*>, double>> sums_c;
+  std::vector<const GroupLayerTimes*> distinct_times;
+  const double& layers_sum_c(const std::vector<const GroupLayerTimes*>& tv) {
+    distinct_times = tv;
+    std::sort(distinct_times.begin(), distinct_times.end());
+    distinct_times.erase(std::unique(distinct_times.begin(), distinct_times.end()), distinct_times.end());
+    for (const auto& [key, sum] : sums_c) {
+      if (key == distinct_times) return sum;
+    }
+    sums_c.emplace_back(distinct_times, cheapest_layers_sum_s(distinct_times, s.model.num_layers));
+    return sums_c.back().second;
+  }
+
   void build() {
     std::vector<const GroupLayerTimes*> tv;
     std::vector<int> stages;
@@ -109,6 +123,7 @@ struct EntryBuilder : SearchContext {
     for (size_t i = 0; i < space.shapes().size() && !st.budget_reached; ++i) {
       const MeshShape& shape = space.shapes()[i];
       rule_of_pp.clear();
+      sums_c.clear();
       shape_times.assign(shape.stages_per_group.size(), nullptr);
       space.for_each_group_set(
           shape,
@@ -145,8 +160,9 @@ struct EntryBuilder : SearchContext {
               tv.push_back(shape_times[g]);
               stages.push_back(shape.stages_per_group[g]);
             }
+            const double* sum_c = &layers_sum_c(tv);
             const double bound = set_lower_bound_s(tv, stages, s.model.num_layers,
-                                                   num_microbatches(s.training, mesh), mesh.vpp, true);
+                                                   num_microbatches(s.training, mesh), mesh.vpp, true, nullptr, sum_c);
             entries.push_back({bound, static_cast<int>(i), set_id(set)});
             return true;
           },
@@ -523,7 +539,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   StageModelCache cache(s);
   LayerTimesCache times(s.model.num_layers);
   const SearchContext context{s, space, cache, times, budget, st};
-  EntryBuilder builder{context, {}, {}, -1, {}};
+  EntryBuilder builder{context, {}, {}, -1, {}, {}, {}};
   builder.build();
   const std::vector<SearchEntry>& entries = builder.entries;
   if (control.progress) control.progress(0.0, 0);

@@ -73,9 +73,13 @@ GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers);
 // `fractional` drops the floor (cheaper, looser): C >= L / sum_g (stages[g] / min_layer_g).
 // max_layers (optional, per group): at most that many layers fit on one stage of the group;
 // a set whose stages cannot hold num_layers at all gets 1e300.
+// layers_sum_c (optional): cheapest_layers_sum_s(times, num_layers), when the caller has it.
 double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const std::vector<int>& stages,
                          int num_layers, long long num_microbatches, int vpp, bool fractional,
-                         const std::vector<int>* max_layers = nullptr);
+                         const std::vector<int>* max_layers = nullptr, const double* layers_sum_c = nullptr);
+// Sum over layers of the layer's least time over `times` (the same for any order or repetition
+// of the groups).
+double cheapest_layers_sum_s(const std::vector<const GroupLayerTimes*>& times, int num_layers);
 
 
 

@@ -96,23 +96,33 @@ struct EntryBuilder : SearchContext {
   std::unordered_map<std::vector<int>, int, GroupsHash> set_ids;
 
   int set_id(const GroupSet& g) {
-    auto [it, added] = set_ids.emplace(g.groups, static_cast<int>(sets.size()));
-    if (added) sets.push_back(g);
+    auto it = set_ids.find(g.groups);  // look up before building a node for the key
+    if (it != set_ids.end()) return it->second;
+    it = set_ids.emplace(g.groups, static_cast<int>(sets.size())).first;
+    sets.push_back(g);
     return it->second;
   }
 
-  // cheapest_layers_sum_s of this shape's group sets, by their distinct layer times (few).
-  std::vector<std::pair<std::vector<const GroupLayerTimes*>, double>> sums_c;
+  // cheapest_layers_sum_s of the group sets by their distinct layer times (cost models do not
+  // depend on dp or vpp, so many shapes share them).
+  struct TimesHash {
+    size_t operator()(const std::vector<const GroupLayerTimes*>& v) const {
+      uint64_t h = 1469598103934665603ull;
+      for (const GroupLayerTimes* t : v) h = (h ^ reinterpret_cast<uintptr_t>(t)) * 1099511628211ull;
+      return static_cast<size_t>(h);
+    }
+  };
+  std::unordered_map<std::vector<const GroupLayerTimes*>, double, TimesHash> sums_c;
   std::vector<const GroupLayerTimes*> distinct_times;
-  const double& layers_sum_c(const std::vector<const GroupLayerTimes*>& tv) {
+  double layers_sum_c(const std::vector<const GroupLayerTimes*>& tv) {
     distinct_times = tv;
     std::sort(distinct_times.begin(), distinct_times.end());
     distinct_times.erase(std::unique(distinct_times.begin(), distinct_times.end()), distinct_times.end());
-    for (const auto& [key, sum] : sums_c) {
-      if (key == distinct_times) return sum;
+    auto it = sums_c.find(distinct_times);
+    if (it == sums_c.end()) {
+      it = sums_c.emplace(distinct_times, cheapest_layers_sum_s(distinct_times, s.model.num_layers)).first;
     }
-    sums_c.emplace_back(distinct_times, cheapest_layers_sum_s(distinct_times, s.model.num_layers));
-    return sums_c.back().second;
+    return it->second;
   }
 
   void build() {
@@ -123,7 +133,6 @@ struct EntryBuilder : SearchContext {
     for (size_t i = 0; i < space.shapes().size() && !st.budget_reached; ++i) {
       const MeshShape& shape = space.shapes()[i];
       rule_of_pp.clear();
-      sums_c.clear();
       shape_times.assign(shape.stages_per_group.size(), nullptr);
       space.for_each_group_set(
           shape,
@@ -160,9 +169,9 @@ struct EntryBuilder : SearchContext {
               tv.push_back(shape_times[g]);
               stages.push_back(shape.stages_per_group[g]);
             }
-            const double* sum_c = &layers_sum_c(tv);
+            const double sum_c = layers_sum_c(tv);
             const double bound = set_lower_bound_s(tv, stages, s.model.num_layers,
-                                                   num_microbatches(s.training, mesh), mesh.vpp, true, nullptr, sum_c);
+                                                   num_microbatches(s.training, mesh), mesh.vpp, true, nullptr, &sum_c);
             entries.push_back({bound, static_cast<int>(i), set_id(set)});
             return true;
           },

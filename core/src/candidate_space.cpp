@@ -38,6 +38,7 @@ std::vector<int> default_eps(const ModelSpec& m) {
 }  // namespace
 
 CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
+  const RuleNamesOnly names;  // rejections are counted by rule name
   const ClusterSpec& c = s.cluster;
   const SearchSpec& sp = s.search;
   const int num_groups = static_cast<int>(c.groups.size());
@@ -151,12 +152,16 @@ Mesh CandidateSpace::mesh_for(const MeshShape& shape, const GroupSet& set) const
   Mesh m = shape.mesh;
   m.pp = 0;
   for (int g : set.groups) m.pp += shape.stages_per_group[g];
-  if (shape.ep_overlap_auto && rule_ep_overlap_vpp(s_, m)) m.ep_comm_overlap = false;  // not allowed at this pp
+  if (shape.ep_overlap_auto) {
+    const RuleNamesOnly names;
+    if (rule_ep_overlap_vpp(s_, m)) m.ep_comm_overlap = false;  // not allowed at this pp
+  }
   return m;
 }
 
 bool CandidateSpace::complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string* rule) const {
   *out = mesh_for(shape, set);
+  const RuleNamesOnly names;  // only the rule's name is returned
   if (auto v = check_pipeline_rules(s_, *out)) {
     *rule = v->rule;
     return false;

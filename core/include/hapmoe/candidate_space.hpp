@@ -94,7 +94,12 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
       continue;
     }
     std::sort(set.groups.begin(), set.groups.end());
-    if (auto v = check_group_set_rules(s_, set.groups)) {  // vendor, common FP8 recipe
+    RuleResult v;
+    {
+      const RuleNamesOnly names;  // counted by name
+      v = check_group_set_rules(s_, set.groups);  // vendor, common FP8 recipe
+    }
+    if (v) {
       ++(*pruned)[v->rule];
       continue;
     }

@@ -352,13 +352,6 @@ LayerCost make_layer_cost(const LayerContext& c, int layer) {
   return lc;
 }
 
-template <class F>
-std::vector<double> prefix(const std::vector<LayerCost>& layers, F field) {
-  std::vector<double> p(layers.size() + 1, 0.0);
-  for (size_t i = 0; i < layers.size(); ++i) p[i + 1] = p[i] + field(layers[i]);
-  return p;
-}
-
 }  // namespace
 
 double cuda_graph_memory_gib(const TrainingSpec& t, int pp) {
@@ -384,15 +377,21 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
     }
     layers_.push_back(*kinds[k]);
   }
-  sum_fwd_ = prefix(layers_, [](const LayerCost& l) { return l.fwd_s; });
-  sum_bwd_ = prefix(layers_, [](const LayerCost& l) { return l.bwd_s; });
-  sum_tp_ = prefix(layers_, [](const LayerCost& l) { return l.tp_s; });
-  sum_cp_ = prefix(layers_, [](const LayerCost& l) { return l.cp_s; });
-  sum_ep_ = prefix(layers_, [](const LayerCost& l) { return l.ep_s; });
-  sum_fwd_comm_ = prefix(layers_, [](const LayerCost& l) { return l.fwd_comm_s; });
-  sum_dense_ = prefix(layers_, [](const LayerCost& l) { return l.dense_params; });
-  sum_expert_ = prefix(layers_, [](const LayerCost& l) { return l.expert_params; });
-  sum_act_ = prefix(layers_, [](const LayerCost& l) { return l.activation_bytes; });
+  sums_.resize(layers_.size() + 1);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const LayerCost& l = layers_[i];
+    const Sums& p = sums_[i];
+    Sums& n = sums_[i + 1];
+    n.fwd = p.fwd + l.fwd_s;
+    n.bwd = p.bwd + l.bwd_s;
+    n.tp = p.tp + l.tp_s;
+    n.cp = p.cp + l.cp_s;
+    n.ep = p.ep + l.ep_s;
+    n.fwd_comm = p.fwd_comm + l.fwd_comm_s;
+    n.dense = p.dense + l.dense_params;
+    n.expert = p.expert + l.expert_params;
+    n.act = p.act + l.activation_bytes;
+  }
   // Working bytes depend on a layer only through its kind (as its LayerCost does): the max over
   // the layers is the max over one layer of each kind present.
   if (mesh.recompute.full()) {
@@ -453,11 +452,13 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   if (last && mesh_.pp > 1) ex.dense_params += embedding_copy_params_;
 
   StageCost sc;
-  sc.forward_s = sum_fwd_[b] - sum_fwd_[a] + ex.fwd_s;
-  sc.backward_s = sum_bwd_[b] - sum_bwd_[a] + ex.bwd_s;
-  sc.tp_s = sum_tp_[b] - sum_tp_[a] + ex.tp_s;
-  sc.cp_s = sum_cp_[b] - sum_cp_[a];
-  sc.ep_s = sum_ep_[b] - sum_ep_[a] + ex.ep_s;
+  const Sums& sa = sums_[a];
+  const Sums& sb = sums_[b];
+  sc.forward_s = sb.fwd - sa.fwd + ex.fwd_s;
+  sc.backward_s = sb.bwd - sa.bwd + ex.bwd_s;
+  sc.tp_s = sb.tp - sa.tp + ex.tp_s;
+  sc.cp_s = sb.cp - sa.cp;
+  sc.ep_s = sb.ep - sa.ep + ex.ep_s;
   double p2p = 0;
   if (links.prev) p2p += kCommFwdPlusBwd * p2p_time_s(p2p_bytes_, *links.prev);
   if (links.next) p2p += kCommFwdPlusBwd * p2p_time_s(p2p_bytes_, *links.next);
@@ -465,8 +466,8 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
 
   // Data-parallel gradient reduce-scatter / parameter all-gather, overlapped with the last
   // micro-batch's backward and the first micro-batch's forward of the stage.
-  const double dense = sum_dense_[b] - sum_dense_[a] + ex.dense_params;
-  const double expert = sum_expert_[b] - sum_expert_[a] + ex.expert_params;
+  const double dense = sb.dense - sa.dense + ex.dense_params;
+  const double expert = sb.expert - sa.expert + ex.expert_params;
   const long long dense_shards = static_cast<long long>(mesh_.dp) * mesh_.cp;
   const long long expert_shards = mesh_.expert_dp();
   const Link dp_link = group_link(g, mesh_.stage_gpus());
@@ -489,7 +490,7 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
     reduce *= 2;
     gather = 0;
   }
-  sc.fwd_comm_s = sum_fwd_comm_[b] - sum_fwd_comm_[a] + ex.fwd_comm_s;
+  sc.fwd_comm_s = sb.fwd_comm - sa.fwd_comm + ex.fwd_comm_s;
   const double fwd_window = sc.forward_s + sc.fwd_comm_s;
   const double bwd_window = sc.per_microbatch_s() - fwd_window;
   sc.dp_s = (s_.training.overlap_grad_reduce ? exposed_after_overlap_s(reduce, bwd_window, 1 / buckets) : reduce) +
@@ -498,10 +499,10 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   sc.optimizer_s = optimizer_step_time_s((1 - offload) * owned, dense + expert, g.gpu) +
                    optimizer_offload_time_s(offload * owned, wb.grad, wb.param, g.gpu);
 
-  const double layer_params = sum_dense_[b] - sum_dense_[a] + sum_expert_[b] - sum_expert_[a];
+  const double layer_params = sb.dense - sa.dense + sb.expert - sa.expert;
   sc.weights = weight_memory(dense, expert, dense_shards, expert_shards, distopt, wb, layer_params);
   sc.in_flight = in_flight_microbatches(stage, mesh_.pp, mesh_.vpp, num_microbatches(s_.training, mesh_));
-  double act = sc.in_flight * (sum_act_[b] - sum_act_[a]);
+  double act = sc.in_flight * (sb.act - sa.act);
   if (first) act += sc.in_flight * first_extras_.activation_bytes;
   if (last) act += last_extras_.activation_bytes;
   sc.activations_bytes = act + working_bytes_;

@@ -67,8 +67,8 @@ class StageCostModel {
                  const Mesh& mesh) const;
   const LayerCost& layer(int i) const { return layers_[i]; }
   // Parameters of all layers on one GPU of a stage (TP-sharded dense, EP x ETP-sharded experts).
-  double total_dense_params() const { return sum_dense_.back(); }
-  double total_expert_params() const { return sum_expert_.back(); }
+  double total_dense_params() const { return sums_.back().dense; }
+  double total_expert_params() const { return sums_.back().expert; }
   // Per-micro-batch time the first stage (input embedding) and the last stage (output layer,
   // loss, MTP) add on top of their layers.
   double first_extra_s() const { return first_extras_.fwd_s + first_extras_.bwd_s + first_extras_.tp_s + first_extras_.ep_s; }
@@ -93,8 +93,10 @@ class StageCostModel {
   };
   Extras first_extras_, last_extras_;
   std::vector<LayerCost> layers_;
-  std::vector<double> sum_fwd_, sum_bwd_, sum_tp_, sum_cp_, sum_ep_, sum_fwd_comm_, sum_dense_,
-      sum_expert_, sum_act_;
+  struct Sums {  // of the LayerCost fields over layers [0, i)
+    double fwd = 0, bwd = 0, tp = 0, cp = 0, ep = 0, fwd_comm = 0, dense = 0, expert = 0, act = 0;
+  };
+  std::vector<Sums> sums_;  // [i], i = 0..L
   double working_bytes_ = 0;  // recompute: what one layer rebuilds before its backward
   double embedding_copy_params_ = 0;  // last stage keeps the embedding when tied or with MTP (pp > 1)
   double p2p_bytes_ = 0;

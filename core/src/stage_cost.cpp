@@ -377,11 +377,12 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
     }
     layers_.push_back(*kinds[k]);
   }
-  sums_.resize(layers_.size() + 1);
+  sums_.reserve(layers_.size() + 1);
+  sums_.emplace_back();
   for (size_t i = 0; i < layers_.size(); ++i) {
     const LayerCost& l = layers_[i];
-    const Sums& p = sums_[i];
-    Sums& n = sums_[i + 1];
+    const Sums p = sums_[i];
+    Sums n;
     n.fwd = p.fwd + l.fwd_s;
     n.bwd = p.bwd + l.bwd_s;
     n.tp = p.tp + l.tp_s;
@@ -391,6 +392,7 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
     n.dense = p.dense + l.dense_params;
     n.expert = p.expert + l.expert_params;
     n.act = p.act + l.activation_bytes;
+    sums_.push_back(n);
   }
   // Working bytes depend on a layer only through its kind (as its LayerCost does): the max over
   // the layers is the max over one layer of each kind present.

@@ -148,6 +148,23 @@ bool CandidateSpace::next_set(const MeshShape& shape, std::vector<int>& counts) 
   return false;
 }
 
+const std::string& CandidateSpace::group_set_rule(const std::vector<int>& groups) const {
+  const RuleNamesOnly names;  // counted by name
+  if (s_.cluster.groups.size() > 64) {
+    const RuleResult v = check_group_set_rules(s_, groups);
+    set_rule_ = v ? v->rule : std::string();
+    return set_rule_;
+  }
+  uint64_t mask = 0;
+  for (int g : groups) mask |= uint64_t{1} << g;
+  auto it = set_rules_.find(mask);
+  if (it == set_rules_.end()) {
+    const RuleResult v = check_group_set_rules(s_, groups);
+    it = set_rules_.emplace(mask, v ? v->rule : std::string()).first;
+  }
+  return it->second;
+}
+
 Mesh CandidateSpace::mesh_for(const MeshShape& shape, const GroupSet& set) const {
   Mesh m = shape.mesh;
   m.pp = 0;

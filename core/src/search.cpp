@@ -95,7 +95,16 @@ struct EntryBuilder : SearchContext {
   };
   std::unordered_map<std::vector<int>, int, GroupsHash> set_ids;
 
+  std::unordered_map<uint64_t, int> set_ids_by_mask;  // the same, by group bit mask (< 64 groups)
+
   int set_id(const GroupSet& g) {
+    if (s.cluster.groups.size() <= 64) {
+      uint64_t mask = 0;
+      for (int x : g.groups) mask |= uint64_t{1} << x;
+      auto [it, added] = set_ids_by_mask.emplace(mask, static_cast<int>(sets.size()));
+      if (added) sets.push_back(g);
+      return it->second;
+    }
     auto it = set_ids.find(g.groups);  // look up before building a node for the key
     if (it != set_ids.end()) return it->second;
     it = set_ids.emplace(g.groups, static_cast<int>(sets.size())).first;
@@ -128,11 +137,23 @@ struct EntryBuilder : SearchContext {
   void build() {
     std::vector<const GroupLayerTimes*> tv;
     std::vector<int> stages;
-    std::vector<std::pair<int, std::string>> rule_of_pp;  // this shape's pipeline rules by pp
+    struct PipelineRule {
+      int pp;
+      std::string rule;  // "" = passes
+      long long cut;     // sets cut by it in this shape
+    };
+    std::vector<PipelineRule> rule_of_pp;  // this shape's pipeline rules by pp
     std::vector<const GroupLayerTimes*> shape_times;       // this shape's layer times by group
+    long long memory_bound = 0;  // counted here, added to st.pruned once
+    auto count_rules = [&]() {
+      for (const PipelineRule& r : rule_of_pp) {
+        if (r.cut > 0) st.pruned[r.rule] += r.cut;
+      }
+      rule_of_pp.clear();
+    };
     for (size_t i = 0; i < space.shapes().size() && !st.budget_reached; ++i) {
       const MeshShape& shape = space.shapes()[i];
-      rule_of_pp.clear();
+      count_rules();
       shape_times.assign(shape.stages_per_group.size(), nullptr);
       space.for_each_group_set(
           shape,
@@ -143,14 +164,14 @@ struct EntryBuilder : SearchContext {
             }
             // The pipeline rules depend on the set only through pp: check each pp once.
             Mesh mesh = space.mesh_for(shape, set);
-            auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.first == mesh.pp; });
+            auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.pp == mesh.pp; });
             if (known == rule_of_pp.end()) {
               std::string rule;
               space.complete_mesh(shape, set, &mesh, &rule);
-              known = rule_of_pp.insert(rule_of_pp.end(), {mesh.pp, rule});
+              known = rule_of_pp.insert(rule_of_pp.end(), {mesh.pp, rule, 0});
             }
-            if (!known->second.empty()) {
-              ++st.pruned[known->second];
+            if (!known->rule.empty()) {
+              ++known->cut;
               return true;
             }
             ++st.candidates;
@@ -158,7 +179,7 @@ struct EntryBuilder : SearchContext {
             const double shortfall =
                 static_memory_shortfall_bytes(s, mesh, set.groups, shape.stages_per_group, dense, expert);
             if (shortfall > 0) {
-              ++st.pruned["memory_bound"];
+              ++memory_bound;
               if (min_shortfall < 0 || shortfall < min_shortfall) min_shortfall = shortfall;
               return true;
             }
@@ -177,6 +198,8 @@ struct EntryBuilder : SearchContext {
           },
           &st.pruned);
     }
+    count_rules();
+    if (memory_bound > 0) st.pruned["memory_bound"] += memory_bound;
     std::sort(entries.begin(), entries.end(), [](const SearchEntry& a, const SearchEntry& b) {
       return a.bound_s < b.bound_s || (a.bound_s == b.bound_s && (a.shape < b.shape || (a.shape == b.shape && a.set < b.set)));
     });
@@ -548,7 +571,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   StageModelCache cache(s);
   LayerTimesCache times(s.model.num_layers);
   const SearchContext context{s, space, cache, times, budget, st};
-  EntryBuilder builder{context, {}, {}, -1, {}, {}, {}};
+  EntryBuilder builder{context, {}, {}, -1, {}, {}, {}, {}};
   builder.build();
   const std::vector<SearchEntry>& entries = builder.entries;
   if (control.progress) control.progress(0.0, 0);

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "hapmoe/parallel_config.hpp"
@@ -62,6 +64,11 @@ class CandidateSpace {
 
  private:
   bool next_set(const MeshShape& shape, std::vector<int>& counts) const;
+  // check_group_set_rules' rule name for sorted groups ("" = passes), kept by group bit mask
+  // (the same sets recur in every shape).
+  const std::string& group_set_rule(const std::vector<int>& groups) const;
+  mutable std::unordered_map<uint64_t, std::string> set_rules_;
+  mutable std::string set_rule_;
   const Scenario& s_;
   std::vector<MeshShape> shapes_;
   std::vector<int> class_of_;
@@ -94,13 +101,8 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
       continue;
     }
     std::sort(set.groups.begin(), set.groups.end());
-    RuleResult v;
-    {
-      const RuleNamesOnly names;  // counted by name
-      v = check_group_set_rules(s_, set.groups);  // vendor, common FP8 recipe
-    }
-    if (v) {
-      ++(*pruned)[v->rule];
+    if (const std::string& rule = group_set_rule(set.groups); !rule.empty()) {  // vendor, common FP8 recipe
+      ++(*pruned)[rule];
       continue;
     }
     if (!fn(set)) return false;

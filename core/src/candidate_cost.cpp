@@ -41,14 +41,21 @@ const ModelShape& StageModelCache::shape(int tp) {
 std::pair<double, double> StageModelCache::layer_params(const Mesh& mesh) {
   const long long grid = static_cast<long long>(mesh.ep) * mesh.etp;
   const long long key = static_cast<long long>(mesh.tp) << 32 | grid;
+  if (key == last_params_key_) return last_params_;  // consecutive shapes mostly share it
   auto it = params_.find(key);
-  if (it != params_.end()) return it->second;
+  if (it != params_.end()) {
+    last_params_key_ = key;
+    last_params_ = it->second;
+    return it->second;
+  }
   const ModelShape& sh = shape(mesh.tp);
   double dense = 0, expert = 0;
   for (int l = 0; l < s_.model.num_layers; ++l) {
     dense += sh.layer_tp_sharded_params(s_.model, l) / mesh.tp + sh.layer_replicated_params(s_.model, l);
     expert += sh.layer_expert_params(s_.model, l) / static_cast<double>(grid);
   }
+  last_params_key_ = key;
+  last_params_ = {dense, expert};
   return params_.emplace(key, std::make_pair(dense, expert)).first->second;
 }
 

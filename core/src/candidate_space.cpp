@@ -157,6 +157,23 @@ const std::string& CandidateSpace::group_set_rule(const std::vector<int>& groups
   }
   uint64_t mask = 0;
   for (int g : groups) mask |= uint64_t{1} << g;
+  if (s_.cluster.groups.size() <= 16) {
+    if (set_rule_flat_.empty()) {
+      set_rule_flat_.assign(size_t{1} << s_.cluster.groups.size(), -1);
+      set_rule_names_.assign(1, std::string());
+    }
+    int& known = set_rule_flat_[mask];
+    if (known < 0) {
+      const RuleResult v = check_group_set_rules(s_, groups);
+      known = 0;
+      if (v) {
+        auto name = std::find(set_rule_names_.begin(), set_rule_names_.end(), v->rule);
+        known = static_cast<int>(name - set_rule_names_.begin());
+        if (name == set_rule_names_.end()) set_rule_names_.push_back(v->rule);
+      }
+    }
+    return set_rule_names_[known];
+  }
   auto it = set_rules_.find(mask);
   if (it == set_rules_.end()) {
     const RuleResult v = check_group_set_rules(s_, groups);

@@ -97,10 +97,22 @@ struct EntryBuilder : SearchContext {
 
   std::unordered_map<uint64_t, int> set_ids_by_mask;  // the same, by group bit mask (< 64 groups)
 
+  std::vector<int> set_ids_flat;  // the same, indexed by the mask (< 17 groups; -1 = none yet)
+
   int set_id(const GroupSet& g) {
-    if (s.cluster.groups.size() <= 64) {
+    const size_t groups = s.cluster.groups.size();
+    if (groups <= 64) {
       uint64_t mask = 0;
       for (int x : g.groups) mask |= uint64_t{1} << x;
+      if (groups <= 16) {
+        if (set_ids_flat.empty()) set_ids_flat.assign(size_t{1} << groups, -1);
+        int& id = set_ids_flat[mask];
+        if (id < 0) {
+          id = static_cast<int>(sets.size());
+          sets.push_back(g);
+        }
+        return id;
+      }
       auto [it, added] = set_ids_by_mask.emplace(mask, static_cast<int>(sets.size()));
       if (added) sets.push_back(g);
       return it->second;
@@ -571,7 +583,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   StageModelCache cache(s);
   LayerTimesCache times(s.model.num_layers);
   const SearchContext context{s, space, cache, times, budget, st};
-  EntryBuilder builder{context, {}, {}, -1, {}, {}, {}, {}};
+  EntryBuilder builder{context, {}, {}, -1, {}, {}, {}, {}, {}};
   builder.build();
   const std::vector<SearchEntry>& entries = builder.entries;
   if (control.progress) control.progress(0.0, 0);

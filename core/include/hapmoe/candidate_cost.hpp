@@ -44,6 +44,8 @@ class StageModelCache {
   const ModelShape& shape(int tp);
   std::unordered_map<int, std::unique_ptr<ModelShape>> shapes_;  // by tp
   std::unordered_map<long long, std::pair<double, double>> params_;  // by (tp, ep x etp)
+  long long last_params_key_ = -1;                                   // the last one looked up
+  std::pair<double, double> last_params_;
   std::unordered_map<Key, std::unique_ptr<StageCostModel>, KeyHash> models_;
 };
 

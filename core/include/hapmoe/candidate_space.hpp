@@ -68,6 +68,8 @@ class CandidateSpace {
   // (the same sets recur in every shape).
   const std::string& group_set_rule(const std::vector<int>& groups) const;
   mutable std::unordered_map<uint64_t, std::string> set_rules_;
+  mutable std::vector<int> set_rule_flat_;          // < 17 groups: index into set_rule_names_, -1 unknown
+  mutable std::vector<std::string> set_rule_names_;  // [0] = "" (passes)
   mutable std::string set_rule_;
   const Scenario& s_;
   std::vector<MeshShape> shapes_;

@@ -85,7 +85,7 @@ int IncrementalSplit::depth() const { return st_->depth; }
 void IncrementalSplit::pop() { --st_->depth; }
 
 bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links, double incumbent_s,
-                            SplitCounters* k, long long layers_after_max) {
+                            SplitCounters* k, long long layers_after_max, const std::vector<double>* rest_floor) {
   State& s = *st_;
   const int i = s.depth++;
   const int L = s.L, min_n = s.min_n, stages_after = s.pp - i - 1;
@@ -137,6 +137,14 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
           break;
         }
         if (s.bound(next, i + 1, j + n) >= incumbent_s) {
+          ++k->lower_bound;
+          continue;
+        }
+        // The later stages' bottleneck: a label every completion of which reaches the incumbent
+        // is dropped (a valid bound only drops labels that cannot reach a better final label, and
+        // those never dominate one that can, so the final labels and their order stay the same).
+        if (rest_floor && stages_after > 0 && (*rest_floor)[j + n] > next.max_c &&
+            s.objective(next.sum_c + rest, (*rest_floor)[j + n], lab.max_tail) >= incumbent_s) {
           ++k->lower_bound;
           continue;
         }

@@ -374,7 +374,12 @@ class EntrySearch {
     while (dp_.depth() < end) {
       const int i = dp_.depth();
       const long long after = positions_->layers_fit_from(options_, i + 1);
-      if (!dp_.push(*models_[index_of(stage_groups[i])], links[i], top_.threshold(), &counters_, after)) return false;
+      positions_->least_time_for_layers(options_, i + 1, &floor_);
+      rest_floor_.resize(floor_.size());  // by the layers placed so far
+      for (size_t j = 0; j < floor_.size(); ++j) rest_floor_[j] = floor_[floor_.size() - 1 - j];
+      if (!dp_.push(*models_[index_of(stage_groups[i])], links[i], top_.threshold(), &counters_, after, &rest_floor_)) {
+        return false;
+      }
     }
     return true;
   }
@@ -470,6 +475,7 @@ class EntrySearch {
   std::optional<PositionBound> positions_;
   PositionBound::Options options_;
   std::vector<int> depths_;
+  std::vector<double> floor_, rest_floor_;  // push_until() scratch
 };
 
 // The plans found become the result; baselines and diagnosis beside them.

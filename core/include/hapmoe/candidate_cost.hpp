@@ -135,6 +135,10 @@ class PositionBound {
   bool reaches(const Options& options, double threshold_s, int free_from = -1) const;
   // Most layers positions from..pp-1 can hold in memory together under `options`.
   long long layers_fit_from(const Options& options, int from) const;
+  // floor[r] (r = 0..num_layers): a lower bound on the largest per-micro-batch stage time of
+  // positions from..pp-1 when they hold r layers together (each position's n-th layer needs at
+  // least its group's n cheapest layers and its end extras; 1e300 when they cannot hold r).
+  void least_time_for_layers(const Options& options, int from, std::vector<double>* floor) const;
 
  private:
   bool prepare(const Options& options, double* sum_c, double* floor_c) const;
@@ -153,6 +157,7 @@ class PositionBound {
   std::vector<int> blocks_;
   mutable std::vector<long long> most_sum_, most_moe_sum_, best_, best_moe_;  // holds() scratch
   mutable std::vector<int> start_;
+  mutable std::vector<double> breakpoints_;  // least_time_for_layers() scratch
 };
 
 // Weights, gradients and optimizer state of all layers (with distributed-optimizer sharding, the

@@ -313,17 +313,33 @@ int max_layers_in_memory(const GroupBoundTerms& t) { return layers_in_memory(t, 
 
 PositionBound::PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, int num_layers,
                              long long num_microbatches, int vpp, std::vector<int> blocks)
-    : terms_(terms), pp_(pp), num_layers_(num_layers), m_(num_microbatches), vpp_(vpp), blocks_(std::move(blocks)) {
+    : terms_(terms) {
+  reset(pp, num_layers, num_microbatches, vpp, blocks);
+}
+
+void PositionBound::reset(int pp, int num_layers, long long num_microbatches, int vpp, const std::vector<int>& blocks) {
+  const std::vector<GroupBoundTerms>& terms = terms_;
+  pp_ = pp;
+  num_layers_ = num_layers;
+  m_ = num_microbatches;
+  vpp_ = vpp;
+  blocks_ = blocks;
+  layers_sum_c_ = 0;
   const size_t n = terms.size();
-  fit_.assign(n, std::vector<int>(pp));
+  // Rows keep their buffers from the previous set (same or smaller sizes mostly).
+  auto rows = [n, pp](auto& table, auto value) {
+    table.resize(n);
+    for (auto& row : table) row.assign(pp, value);
+  };
+  rows(fit_, 0);
   const int moe_layers = n > 0 ? static_cast<int>(terms[0].lightest_moe_bytes.size()) - 1 : 0;
   num_moe_ = moe_layers > 0 && moe_layers < num_layers ? moe_layers : 0;
-  if (num_moe_ > 0) fit_moe_.assign(n, std::vector<int>(pp));
-  extra_.assign(n, std::vector<double>(pp, 0.0));
-  floor_.assign(n, std::vector<double>(pp, 1e300));
-  for (size_t g = 0; g < n; ++g) {
-    for (int i = 0; i < pp; ++i) {
-      const double in_flight = in_flight_microbatches(i, pp, vpp, num_microbatches);
+  if (num_moe_ > 0) rows(fit_moe_, 0);
+  rows(extra_, 0.0);
+  rows(floor_, 1e300);
+  for (int i = 0; i < pp; ++i) {
+    const double in_flight = in_flight_microbatches(i, pp, vpp, num_microbatches);
+    for (size_t g = 0; g < n; ++g) {
       const double extra_bytes = position_extra_bytes(terms[g], i, pp, in_flight);
       fit_[g][i] = layers_in_memory(terms[g], in_flight, extra_bytes);
       if (num_moe_ > 0) {
@@ -476,7 +492,10 @@ void PositionBound::least_time_for_layers(const Options& options, int from, std:
     }
   }
   const size_t wanted = std::min<size_t>(breakpoints_.size(), static_cast<size_t>(num_layers_));
-  std::partial_sort(breakpoints_.begin(), breakpoints_.begin() + static_cast<long>(wanted), breakpoints_.end());
+  if (wanted < breakpoints_.size()) {
+    std::nth_element(breakpoints_.begin(), breakpoints_.begin() + static_cast<long>(wanted), breakpoints_.end());
+  }
+  std::sort(breakpoints_.begin(), breakpoints_.begin() + static_cast<long>(wanted));
   floor->assign(num_layers_ + 1, 1e300);
   (*floor)[0] = 0;
   // A margin for the rounding of cost()'s own sums.

@@ -317,7 +317,11 @@ class EntrySearch {
       terms_.push_back(bound_terms(*model, *tv.back()));
       caps.push_back(max_layers_in_memory(terms_.back()));
     }
-    positions_.emplace(terms_, mesh_.pp, s_.model.num_layers, m_, mesh_.vpp, stages);
+    if (positions_) {
+      positions_->reset(mesh_.pp, s_.model.num_layers, m_, mesh_.vpp, stages);  // terms_ refilled above
+    } else {
+      positions_.emplace(terms_, mesh_.pp, s_.model.num_layers, m_, mesh_.vpp, stages);
+    }
     std::vector<int> any(terms_.size());
     for (size_t i = 0; i < any.size(); ++i) any[i] = static_cast<int>(i);
     options_.assign(mesh_.pp, any);

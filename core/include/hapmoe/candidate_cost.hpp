@@ -125,6 +125,8 @@ class PositionBound {
   // blocks (optional, per group): the consecutive stages each group holds, for free_from below.
   PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, int num_layers, long long num_microbatches,
                 int vpp, std::vector<int> blocks = {});
+  // The same for another pipeline of the same terms (their current contents), keeping buffers.
+  void reset(int pp, int num_layers, long long num_microbatches, int vpp, const std::vector<int>& blocks = {});
   // free_from >= 0: positions free_from..pp-1 hold the blocks of the groups in options[free_from]
   // (each group's blocks[g] consecutive positions, each group once, in any order) and every
   // later position has those same options; the capacity is then maximised over the orders of

@@ -83,9 +83,10 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
   std::vector<int> counts(class_groups_.size(), 0);
   const std::vector<int>& allowed_pp = s_.search.pp;
   const int fixed_pp = static_cast<int>(s_.search.layer_split.size());
+  GroupSet set;  // refilled for each set (fn sees it until it returns)
+  set.groups.reserve(shape.stages_per_group.size());
   while (next_set(shape, counts)) {
-    GroupSet set;
-    set.groups.reserve(shape.stages_per_group.size());
+    set.groups.clear();
     long long pp = 0;
     for (size_t c = 0; c < counts.size(); ++c) {
       int taken = 0;

@@ -85,6 +85,13 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
   const int fixed_pp = static_cast<int>(s_.search.layer_split.size());
   GroupSet set;  // refilled for each set (fn sees it until it returns)
   set.groups.reserve(shape.stages_per_group.size());
+  // Cuts are counted here and added to *pruned once (not a string-keyed look-up per set).
+  long long pp_range = 0;
+  std::vector<std::pair<std::string, long long>> rule_cuts;
+  auto count_cuts = [&]() {
+    if (pp_range > 0) (*pruned)["pp_range"] += pp_range;
+    for (const auto& [rule, cut] : rule_cuts) (*pruned)[rule] += cut;
+  };
   while (next_set(shape, counts)) {
     set.groups.clear();
     long long pp = 0;
@@ -100,16 +107,22 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
     }
     const bool pp_allowed = allowed_pp.empty() || std::find(allowed_pp.begin(), allowed_pp.end(), pp) != allowed_pp.end();
     if (pp > s_.model.num_layers || !pp_allowed || (fixed_pp > 0 && pp != fixed_pp)) {
-      ++(*pruned)["pp_range"];
+      ++pp_range;
       continue;
     }
     std::sort(set.groups.begin(), set.groups.end());
     if (const std::string& rule = group_set_rule(set.groups); !rule.empty()) {  // vendor, common FP8 recipe
-      ++(*pruned)[rule];
+      auto known = std::find_if(rule_cuts.begin(), rule_cuts.end(), [&](const auto& r) { return r.first == rule; });
+      if (known == rule_cuts.end()) known = rule_cuts.insert(rule_cuts.end(), {rule, 0});
+      ++known->second;
       continue;
     }
-    if (!fn(set)) return false;
+    if (!fn(set)) {
+      count_cuts();
+      return false;
+    }
   }
+  count_cuts();
   return true;
 }
 

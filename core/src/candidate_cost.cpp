@@ -96,26 +96,35 @@ WeightBytes bound_weight_bytes(const TrainingSpec& t, const Mesh& mesh) {
   return b;
 }
 
-// Sorts v ascending. Layer terms come in a few kinds (dense / MoE, windowed or not): with at
-// most 8 distinct values, the distinct values are sorted and repeated (the same sequence).
-void sort_few_distinct(std::vector<double>& v) {
+// [n] = sum of the n smallest values. Layer terms come in a few kinds (dense / MoE, windowed or
+// not): with at most 8 distinct values, the sorted sequence is each distinct value (ascending)
+// repeated its count, summed in that order without building it (the same sums).
+std::vector<double> sorted_prefix_sums(const std::vector<double>& v) {
   constexpr int kMaxDistinct = 8;
   double values[kMaxDistinct];
   size_t counts[kMaxDistinct];
   int distinct = 0;
+  bool few = true;
   for (double x : v) {
     int k = 0;
     while (k < distinct && !(values[k] == x)) ++k;
     if (k == distinct) {
       if (distinct == kMaxDistinct) {
-        std::sort(v.begin(), v.end());
-        return;
+        few = false;
+        break;
       }
       values[k] = x;
       counts[k] = 0;
       ++distinct;
     }
     ++counts[k];
+  }
+  std::vector<double> p(v.size() + 1, 0.0);
+  if (!few) {
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size(); ++i) p[i + 1] = p[i] + sorted[i];
+    return p;
   }
   int order[kMaxDistinct];
   for (int k = 0; k < distinct; ++k) {  // insertion sort of the distinct values
@@ -126,17 +135,11 @@ void sort_few_distinct(std::vector<double>& v) {
     }
     order[at] = k;
   }
-  size_t at = 0;
+  size_t i = 0;
   for (int k = 0; k < distinct; ++k) {
-    for (size_t c = 0; c < counts[order[k]]; ++c) v[at++] = values[order[k]];
+    const double x = values[order[k]];
+    for (size_t c = 0; c < counts[order[k]]; ++c, ++i) p[i + 1] = p[i] + x;
   }
-}
-
-// [n] = sum of the n smallest values.
-std::vector<double> sorted_prefix_sums(std::vector<double> v) {
-  sort_few_distinct(v);
-  std::vector<double> p(v.size() + 1, 0.0);
-  for (size_t i = 0; i < v.size(); ++i) p[i + 1] = p[i] + v[i];
   return p;
 }
 }  // namespace

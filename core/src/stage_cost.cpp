@@ -364,23 +364,25 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
   const LayerContext c(s, shape, mesh, group);
   profile_ = c.profile;
   const ModelSpec& m = s.model;
-  layers_.reserve(m.num_layers);
+  kind_of_.reserve(m.num_layers);
   // A layer's terms depend on its index only through whether it is MoE and whether it uses
-  // sliding-window attention: cost each of those (at most 4) kinds once.
-  std::optional<LayerCost> kinds[4];
+  // sliding-window attention: cost each of those (at most 4) kinds once, and keep each layer's
+  // kind rather than a copy of its terms.
+  int kind_index[4] = {-1, -1, -1, -1};  // into kinds_, per kind
   int kind_layer[4] = {-1, -1, -1, -1};  // a layer of each kind
   for (int i = 0; i < m.num_layers; ++i) {
     const int k = (m.layer_is_moe(i) ? 2 : 0) + (m.layer_is_windowed(i) ? 1 : 0);
-    if (!kinds[k]) {
-      kinds[k] = make_layer_cost(c, i);
+    if (kind_index[k] < 0) {
+      kind_index[k] = static_cast<int>(kinds_.size());
+      kinds_.push_back(make_layer_cost(c, i));
       kind_layer[k] = i;
     }
-    layers_.push_back(*kinds[k]);
+    kind_of_.push_back(static_cast<unsigned char>(kind_index[k]));
   }
-  sums_.reserve(layers_.size() + 1);
+  sums_.reserve(kind_of_.size() + 1);
   sums_.emplace_back();
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const LayerCost& l = layers_[i];
+  for (size_t i = 0; i < kind_of_.size(); ++i) {
+    const LayerCost& l = kinds_[kind_of_[i]];
     const Sums p = sums_[i];
     Sums n;
     n.fwd = p.fwd + l.fwd_s;
@@ -405,7 +407,7 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
     // of them at once; Megatron rebuilds them module by module, so this is an upper bound).
     for (int i : kind_layer) {
       if (i >= 0) {
-        working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()) - layers_[i].activation_bytes);
+        working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()) - layer(i).activation_bytes);
       }
     }
   }
@@ -422,7 +424,7 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
   const double loss = elementwise_time_s(kLossPassesPerLogit * c.tok * vocab / tp * kFp32, c.g.gpu);
   const double head_tp = mesh.tp > 1 ? ring_collective_time_s(c.hidden_bytes(), mesh.tp, c.tp_link) : 0;
   const int mtp = m.mtp_num_layers;
-  const LayerCost& last = layers_.back();
+  const LayerCost& last = layer(m.num_layers - 1);
   last_extras_.fwd_s = (1 + mtp) * (logits_gemm + loss) + mtp * last.fwd_s +
                        mtp * gemm_time_s(kFlopsPerMac * c.tok * kMtpProjInputsPerHidden * h * h / tp, h, c.g.gpu, c.p());
   last_extras_.bwd_s = (1 + mtp) * (kGemmBackwardFactor * logits_gemm + loss) + mtp * last.bwd_s +
@@ -512,8 +514,8 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   sc.capacity_bytes = g.gpu.memory_gib * kGiB;
   if (profile_) {  // which terms of this stage's layers came from measured points
     for (int i = a; i < b; ++i) {
-      sc.measured_terms |= layers_[i].measured_terms;
-      sc.extrapolated_terms |= layers_[i].extrapolated_terms;
+      sc.measured_terms |= layer(i).measured_terms;
+      sc.extrapolated_terms |= layer(i).extrapolated_terms;
     }
   }
   return sc;

@@ -65,7 +65,7 @@ class StageCostModel {
   // `mesh` must share the layer-level fields of the constructor's mesh.
   StageCost cost(int stage, int first_layer, int num_layers, const StageLinks& links,
                  const Mesh& mesh) const;
-  const LayerCost& layer(int i) const { return layers_[i]; }
+  const LayerCost& layer(int i) const { return kinds_[kind_of_[i]]; }
   // Parameters of all layers on one GPU of a stage (TP-sharded dense, EP x ETP-sharded experts).
   double total_dense_params() const { return sums_.back().dense; }
   double total_expert_params() const { return sums_.back().expert; }
@@ -92,7 +92,8 @@ class StageCostModel {
     double dense_params = 0, expert_params = 0, activation_bytes = 0;
   };
   Extras first_extras_, last_extras_;
-  std::vector<LayerCost> layers_;
+  std::vector<LayerCost> kinds_;         // the distinct layer kinds' terms (at most 4)
+  std::vector<unsigned char> kind_of_;   // per layer: its index in kinds_
   struct Sums {  // of the LayerCost fields over layers [0, i)
     double fwd = 0, bwd = 0, tp = 0, cp = 0, ep = 0, fwd_comm = 0, dense = 0, expert = 0, act = 0;
   };

@@ -97,19 +97,21 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
         }
         if (!any) continue;
         const std::vector<int> etps_default = tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
+        // One shape per base, its mesh fields set below for each combination (all of them are).
+        MeshShape shape{base, stages};
         for (int ep : eps) {
           for (int etp : or_default(sp.etp, etps_default)) {
             for (int mbs : mbss) {
               for (int vpp : vpps) {
                 for (Recompute rc : rcs) {
                   for (bool overlap : overlaps) {
-                    MeshShape shape{base, stages};
                     shape.mesh.ep = ep;
                     shape.mesh.etp = etp;
                     shape.mesh.micro_batch_size = mbs;
                     shape.mesh.vpp = vpp;
                     shape.mesh.recompute = rc;
                     shape.mesh.ep_comm_overlap = overlap;
+                    shape.mesh.optimizer_offload_fraction = base.optimizer_offload_fraction;  // as a fresh shape
                     if (overlap_auto) {
                       shape.ep_overlap_auto = true;
                       shape.mesh.ep_comm_overlap = !check_shape_rules(s, shape.mesh);

@@ -144,7 +144,55 @@ std::vector<double> sorted_prefix_sums(const std::vector<double>& v) {
 }
 }  // namespace
 
+// sorted_prefix_sums of a per-layer value that depends on the layer only through its kind:
+// value[k] repeated model.kind_layers(k) times (kinds with use[k] only, when given). Sums the
+// distinct values in ascending order their counts of times: the sorted sequence's sums.
+std::vector<double> kind_prefix_sums(const StageCostModel& model, const double* value,
+                                     const bool* use = nullptr) {
+  constexpr int kMaxKinds = 8;
+  int order[kMaxKinds];
+  int n = 0;
+  size_t total = 0;
+  for (int k = 0; k < model.num_kinds(); ++k) {
+    if (use && !use[k]) continue;
+    int at = n++;  // insertion sort by value
+    while (at > 0 && value[k] < value[order[at - 1]]) {
+      order[at] = order[at - 1];
+      --at;
+    }
+    order[at] = k;
+    total += static_cast<size_t>(model.kind_layers(k));
+  }
+  std::vector<double> p(total + 1, 0.0);
+  size_t i = 0;
+  for (int o = 0; o < n; ++o) {
+    const double x = value[order[o]];
+    for (int c = 0; c < model.kind_layers(order[o]); ++c, ++i) p[i + 1] = p[i] + x;
+  }
+  return p;
+}
+
 GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers) {
+  if (num_layers == static_cast<int>(model.num_layers()) && model.num_kinds() <= 8) {
+    // By kind: the same per-layer values, min and sorted sums.
+    GroupLayerTimes t;
+    double value[8];
+    bool moe[8];
+    for (int k = 0; k < model.num_kinds(); ++k) {
+      const LayerCost& c = model.kind(k);
+      value[k] = c.fwd_s + c.bwd_s + c.tp_s + c.cp_s + c.ep_s;
+      moe[k] = c.expert_params > 0;
+    }
+    t.layer_s.resize(num_layers);
+    t.min_layer_s = 1e300;
+    for (int l = 0; l < num_layers; ++l) {
+      t.layer_s[l] = value[model.kind_of(l)];
+      t.min_layer_s = std::min(t.min_layer_s, t.layer_s[l]);
+    }
+    t.cheapest_sum_s = kind_prefix_sums(model, value);
+    t.cheapest_moe_sum_s = kind_prefix_sums(model, value, moe);
+    return t;
+  }
   GroupLayerTimes t;
   t.layer_s.resize(num_layers);
   t.min_layer_s = 1e300;
@@ -239,25 +287,45 @@ GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model
   const GpuSpec& gpu = s.cluster.groups[model.group()].gpu;
   t.room_bytes = (gpu.memory_gib - gpu.reserved_memory_gib) * kGiB;
   const long long dense_shards = static_cast<long long>(mesh.dp) * mesh.cp;
-  std::vector<double> bytes(s.model.num_layers), act(s.model.num_layers);
-  for (int l = 0; l < s.model.num_layers; ++l) {
-    const LayerCost& c = model.layer(l);
-    bytes[l] = weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
-                             s.training.use_distributed_optimizer, bound_weight_bytes(s.training, mesh))
-                   .total();
-    act[l] = c.activation_bytes;
-  }
-  std::vector<double> moe_bytes, moe_act;
-  for (int l = 0; l < s.model.num_layers; ++l) {
-    if (model.layer(l).expert_params > 0) {
-      moe_bytes.push_back(bytes[l]);
-      moe_act.push_back(act[l]);
+  if (s.model.num_layers == model.num_layers() && model.num_kinds() <= 8) {
+    // By kind: the same per-layer bytes and sorted sums.
+    double bytes[8], act[8];
+    bool moe[8];
+    for (int k = 0; k < model.num_kinds(); ++k) {
+      const LayerCost& c = model.kind(k);
+      bytes[k] =
+          weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
+                        s.training.use_distributed_optimizer, bound_weight_bytes(s.training, mesh))
+              .total();
+      act[k] = c.activation_bytes;
+      moe[k] = c.expert_params > 0;
     }
+    t.lightest_bytes = kind_prefix_sums(model, bytes);
+    t.lightest_act_bytes = kind_prefix_sums(model, act);
+    t.lightest_moe_bytes = kind_prefix_sums(model, bytes, moe);
+    t.lightest_moe_act_bytes = kind_prefix_sums(model, act, moe);
+  } else {
+    std::vector<double> bytes(s.model.num_layers), act(s.model.num_layers);
+    for (int l = 0; l < s.model.num_layers; ++l) {
+      const LayerCost& c = model.layer(l);
+      bytes[l] =
+          weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
+                        s.training.use_distributed_optimizer, bound_weight_bytes(s.training, mesh))
+              .total();
+      act[l] = c.activation_bytes;
+    }
+    std::vector<double> moe_bytes, moe_act;
+    for (int l = 0; l < s.model.num_layers; ++l) {
+      if (model.layer(l).expert_params > 0) {
+        moe_bytes.push_back(bytes[l]);
+        moe_act.push_back(act[l]);
+      }
+    }
+    t.lightest_bytes = sorted_prefix_sums(bytes);
+    t.lightest_act_bytes = sorted_prefix_sums(act);
+    t.lightest_moe_bytes = sorted_prefix_sums(std::move(moe_bytes));
+    t.lightest_moe_act_bytes = sorted_prefix_sums(std::move(moe_act));
   }
-  t.lightest_bytes = sorted_prefix_sums(bytes);
-  t.lightest_act_bytes = sorted_prefix_sums(act);
-  t.lightest_moe_bytes = sorted_prefix_sums(std::move(moe_bytes));
-  t.lightest_moe_act_bytes = sorted_prefix_sums(std::move(moe_act));
   t.first_extra_s = model.first_extra_s();
   t.last_extra_s = model.last_extra_s();
   const WeightBytes wb = bound_weight_bytes(s.training, mesh);

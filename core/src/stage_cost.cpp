@@ -375,9 +375,11 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
     if (kind_index[k] < 0) {
       kind_index[k] = static_cast<int>(kinds_.size());
       kinds_.push_back(make_layer_cost(c, i));
+      kind_layers_.push_back(0);
       kind_layer[k] = i;
     }
     kind_of_.push_back(static_cast<unsigned char>(kind_index[k]));
+    ++kind_layers_[kind_index[k]];
   }
   sums_.reserve(kind_of_.size() + 1);
   sums_.emplace_back();

@@ -66,6 +66,12 @@ class StageCostModel {
   StageCost cost(int stage, int first_layer, int num_layers, const StageLinks& links,
                  const Mesh& mesh) const;
   const LayerCost& layer(int i) const { return kinds_[kind_of_[i]]; }
+  // The distinct layer kinds: layer(i) is kind(kind_of(i)); kind_layers(k) layers are of kind k.
+  int num_layers() const { return static_cast<int>(kind_of_.size()); }
+  int num_kinds() const { return static_cast<int>(kinds_.size()); }
+  const LayerCost& kind(int k) const { return kinds_[k]; }
+  int kind_of(int i) const { return kind_of_[i]; }
+  int kind_layers(int k) const { return kind_layers_[k]; }
   // Parameters of all layers on one GPU of a stage (TP-sharded dense, EP x ETP-sharded experts).
   double total_dense_params() const { return sums_.back().dense; }
   double total_expert_params() const { return sums_.back().expert; }
@@ -94,6 +100,7 @@ class StageCostModel {
   Extras first_extras_, last_extras_;
   std::vector<LayerCost> kinds_;         // the distinct layer kinds' terms (at most 4)
   std::vector<unsigned char> kind_of_;   // per layer: its index in kinds_
+  std::vector<int> kind_layers_;         // per kind: how many layers
   struct Sums {  // of the LayerCost fields over layers [0, i)
     double fwd = 0, bwd = 0, tp = 0, cp = 0, ep = 0, fwd_comm = 0, dense = 0, expert = 0, act = 0;
   };

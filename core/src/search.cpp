@@ -333,6 +333,16 @@ class EntrySearch {
       terms_.push_back(bound_terms(*model, *tv.back()));
       caps.push_back(max_layers_in_memory(terms_.back()));
     }
+    const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
+    const double threshold = top_.threshold();
+    if (set_bound >= 1e300) {
+      ++st_.pruned["stage_memory_bound"];
+      return false;
+    }
+    if (set_bound >= threshold) {  // before building the position bound
+      ++st_.pruned[threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound"];
+      return false;
+    }
     if (positions_) {
       positions_->reset(mesh_.pp, s_.model.num_layers, m_, mesh_.vpp, stages);  // terms_ refilled above
     } else {
@@ -341,12 +351,6 @@ class EntrySearch {
     std::vector<int> any(terms_.size());
     for (size_t i = 0; i < any.size(); ++i) any[i] = static_cast<int>(i);
     options_.assign(mesh_.pp, any);
-    const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
-    const double threshold = top_.threshold();
-    if (set_bound >= 1e300) {
-      ++st_.pruned["stage_memory_bound"];
-      return false;
-    }
     // Against an incumbent, whether the position bound reaches it is one capacity evaluation
     // (the bound's value needs a bisection); without one, only an infeasible entry is cut.
     const bool cut = set_bound >= threshold ||

@@ -209,6 +209,8 @@ GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers) {
     }
     t.cheapest_sum_s = kind_prefix_sums(model, value);
     t.cheapest_moe_sum_s = kind_prefix_sums(model, value, moe);
+    t.kind_s.assign(value, value + model.num_kinds());
+    t.kind_of = &model.kinds_by_layer();
     return t;
   }
   GroupLayerTimes t;
@@ -240,6 +242,26 @@ double layers_within(double c, double min_layer_s, bool fractional) {
 
 
 double cheapest_layers_sum_s(const std::vector<const GroupLayerTimes*>& times, int num_layers) {
+  // By kind when every group has them: each layer's least time is its kind's least time (the
+  // min over the same values), summed in layer order as below.
+  bool by_kind = !times.empty() && times.front()->kind_of && times.front()->kind_s.size() <= 8 &&
+                 static_cast<int>(times.front()->kind_of->size()) == num_layers;
+  for (const GroupLayerTimes* t : times) {
+    by_kind = by_kind && t->kind_of && *t->kind_of == *times.front()->kind_of &&
+              t->kind_s.size() == times.front()->kind_s.size();
+  }
+  if (by_kind) {
+    double least[8];
+    const size_t kinds = times.front()->kind_s.size();
+    for (size_t k = 0; k < kinds; ++k) {
+      least[k] = 1e300;
+      for (const GroupLayerTimes* t : times) least[k] = std::min(least[k], t->kind_s[k]);
+    }
+    const std::vector<unsigned char>& kind_of = *times.front()->kind_of;
+    double sum_c = 0;
+    for (int l = 0; l < num_layers; ++l) sum_c += least[kind_of[l]];
+    return sum_c;
+  }
   double sum_c = 0;
   for (int l = 0; l < num_layers; ++l) {
     double best = 1e300;

@@ -124,44 +124,6 @@ struct EntryBuilder : SearchContext {
     return it->second;
   }
 
-  // cheapest_layers_sum_s of the group sets by their distinct layer times (cost models do not
-  // depend on dp or vpp, so many shapes share them). Open addressing over a power-of-two table:
-  // looked up for most candidates, where a prime-modulo hash map's division showed.
-  struct SumSlot {
-    uint64_t hash = 0;
-    std::vector<const GroupLayerTimes*> key;  // empty = free
-    double sum = 0;
-  };
-  std::vector<SumSlot> sums_c;
-  size_t sums_used = 0;
-  std::vector<const GroupLayerTimes*> distinct_times;
-  double layers_sum_c(const std::vector<const GroupLayerTimes*>& tv) {
-    distinct_times = tv;
-    std::sort(distinct_times.begin(), distinct_times.end());
-    distinct_times.erase(std::unique(distinct_times.begin(), distinct_times.end()), distinct_times.end());
-    uint64_t h = 1469598103934665603ull;
-    for (const GroupLayerTimes* t : distinct_times) h = (h ^ reinterpret_cast<uintptr_t>(t)) * 1099511628211ull;
-    h ^= h >> 29;
-    if (2 * (sums_used + 1) > sums_c.size()) {  // keep the table at most half full
-      std::vector<SumSlot> old = std::move(sums_c);
-      sums_c.assign(std::max<size_t>(64, 2 * old.size()), SumSlot{});
-      for (SumSlot& slot : old) {
-        if (slot.key.empty()) continue;
-        size_t at = slot.hash & (sums_c.size() - 1);
-        while (!sums_c[at].key.empty()) at = (at + 1) & (sums_c.size() - 1);
-        sums_c[at] = std::move(slot);
-      }
-    }
-    size_t at = h & (sums_c.size() - 1);
-    while (!sums_c[at].key.empty()) {
-      if (sums_c[at].hash == h && sums_c[at].key == distinct_times) return sums_c[at].sum;
-      at = (at + 1) & (sums_c.size() - 1);
-    }
-    sums_c[at] = SumSlot{h, distinct_times, cheapest_layers_sum_s(distinct_times, s.model.num_layers)};
-    ++sums_used;
-    return sums_c[at].sum;
-  }
-
   void build() {
     std::vector<const GroupLayerTimes*> tv;
     std::vector<int> stages;
@@ -218,7 +180,7 @@ struct EntryBuilder : SearchContext {
               tv.push_back(shape_times[g]);
               stages.push_back(shape.stages_per_group[g]);
             }
-            const double sum_c = layers_sum_c(tv);
+            const double sum_c = cheapest_layers_sum_s(tv, s.model.num_layers);  // by layer kind
             const double bound = set_lower_bound_s(tv, stages, s.model.num_layers,
                                                    num_microbatches(s.training, mesh), mesh.vpp, true, nullptr, &sum_c);
             entries.push_back({bound, static_cast<int>(i), set_id(set)});
@@ -613,7 +575,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   StageModelCache cache(s);
   LayerTimesCache times(s.model.num_layers);
   const SearchContext context{s, space, cache, times, budget, st};
-  EntryBuilder builder{context, {}, {}, -1, {}, {}, {}, {}, 0, {}};
+  EntryBuilder builder{context, {}, {}, -1, {}, {}, {}};
   builder.build();
   const std::vector<SearchEntry>& entries = builder.entries;
   if (control.progress) control.progress(0.0, 0);

@@ -71,6 +71,10 @@ struct GroupLayerTimes {
   // are a part of its layers, so they bound it too (the dense layers are cheaper and lighter, and
   // only the stage that holds them can use them).
   std::vector<double> cheapest_moe_sum_s;
+  // When built by kind: layer_s[l] == kind_s[(*kind_of)[l]] (kind indices mean the same kinds for
+  // every model of a scenario: numbered by first layer).
+  std::vector<double> kind_s;
+  const std::vector<unsigned char>* kind_of = nullptr;
 };
 GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers);
 

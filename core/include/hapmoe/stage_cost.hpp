@@ -71,6 +71,7 @@ class StageCostModel {
   int num_kinds() const { return static_cast<int>(kinds_.size()); }
   const LayerCost& kind(int k) const { return kinds_[k]; }
   int kind_of(int i) const { return kind_of_[i]; }
+  const std::vector<unsigned char>& kinds_by_layer() const { return kind_of_; }
   int kind_layers(int k) const { return kind_layers_[k]; }
   // Parameters of all layers on one GPU of a stage (TP-sharded dense, EP x ETP-sharded experts).
   double total_dense_params() const { return sums_.back().dense; }

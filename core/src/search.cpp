@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
@@ -55,19 +56,60 @@ std::optional<Error> check_request(const Scenario& s) {
   return std::nullopt;
 }
 
+// A map whose values keep their addresses: open addressing over a power-of-two table of
+// indices (looked up per group of every candidate and entry, where a prime-modulo hash map's
+// division and node walk showed).
+template <class Key, class Value, class Hash>
+class StableMap {
+ public:
+  // The value of `key`, made by make() the first time.
+  template <class Make>
+  Value& get(const Key& key, Make&& make) {
+    uint64_t h = static_cast<uint64_t>(Hash()(key)) * 0x9E3779B97F4A7C15ull;  // spread (pointers are aligned)
+    h ^= h >> 32;
+    if (!slots_.empty()) {
+      for (size_t at = h & (slots_.size() - 1); slots_[at].item >= 0; at = (at + 1) & (slots_.size() - 1)) {
+        const Slot& slot = slots_[at];
+        if (slot.hash == h && items_[slot.item].first == key) return *items_[slot.item].second;
+      }
+    }
+    if (2 * (items_.size() + 1) > slots_.size()) {  // at most half full
+      std::vector<Slot> old = std::move(slots_);
+      slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
+      for (const Slot& slot : old) {
+        if (slot.item >= 0) place(slot);
+      }
+    }
+    items_.emplace_back(key, std::make_unique<Value>(make()));
+    place(Slot{h, static_cast<long long>(items_.size() - 1)});
+    return *items_.back().second;
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    long long item = -1;  // -1 = free
+  };
+  void place(const Slot& slot) {
+    size_t at = slot.hash & (slots_.size() - 1);
+    while (slots_[at].item >= 0) at = (at + 1) & (slots_.size() - 1);
+    slots_[at] = slot;
+  }
+  std::vector<Slot> slots_;
+  std::vector<std::pair<Key, std::unique_ptr<Value>>> items_;
+};
+
 // Per-layer times and parameter totals of each stage cost model, computed once.
 class LayerTimesCache {
  public:
   LayerTimesCache(int num_layers) : num_layers_(num_layers) {}
   const GroupLayerTimes& get(const StageCostModel* m) {
-    auto it = times_.find(m);
-    if (it == times_.end()) it = times_.emplace(m, group_layer_times(*m, num_layers_)).first;
-    return it->second;
+    return times_.get(m, [&] { return group_layer_times(*m, num_layers_); });
   }
 
  private:
   int num_layers_;
-  std::unordered_map<const StageCostModel*, GroupLayerTimes> times_;
+  StableMap<const StageCostModel*, GroupLayerTimes, std::hash<const StageCostModel*>> times_;
 };
 
 // What every part of one search shares.
@@ -330,9 +372,7 @@ class EntrySearch {
   const GroupBoundTerms& bound_terms(const StageCostModel& model, const GroupLayerTimes& times) {
     const BoundKey key{&model, static_cast<long long>(mesh_.dp) * mesh_.cp, mesh_.expert_dp(),
                        mesh_.optimizer_offload_fraction};
-    auto it = bound_terms_.find(key);
-    if (it == bound_terms_.end()) it = bound_terms_.emplace(key, group_bound_terms(s_, model, times, mesh_)).first;
-    return it->second;
+    return bound_terms_.get(key, [&] { return group_bound_terms(s_, model, times, mesh_); });
   }
 
   int index_of(int g) const {
@@ -457,7 +497,7 @@ class EntrySearch {
              (static_cast<size_t>(k.expert_shards) * 998244353u) ^ std::hash<double>()(k.offload);
     }
   };
-  std::unordered_map<BoundKey, GroupBoundTerms, BoundKeyHash> bound_terms_;
+  StableMap<BoundKey, GroupBoundTerms, BoundKeyHash> bound_terms_;
   std::optional<PositionBound> positions_;
   PositionBound::Options options_;
   std::vector<int> depths_;

@@ -14,6 +14,25 @@ Mesh entry_mesh(const BaselineInputs& in, const SearchEntry& e) {
   return mesh;
 }
 
+// split_objective(p, layers), or nullopt once the stages costed so far already give more than
+// `above`: the objective only grows with each stage (sums and maxima of non-negative terms), so
+// such a split ends above it too. Both callers skip a split above their pick.
+std::optional<double> split_objective_unless_above(const SplitProblem& p, const std::vector<int>& layers,
+                                                   double above) {
+  double sum = 0, mx = 0, tail = 0;
+  int first = 0;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const StageCost c = p.stage_models[i]->cost(static_cast<int>(i), first, layers[i], p.links[i], p.mesh);
+    if (!usable_stage_cost(c)) return std::nullopt;
+    sum += c.per_microbatch_s();
+    mx = std::max(mx, c.per_microbatch_s());
+    tail = std::max(tail, c.tail_s());
+    first += layers[i];
+    if (iteration_time_s(sum, mx, tail, p.num_microbatches, p.vpp) > above) return std::nullopt;
+  }
+  return iteration_time_s(sum, mx, tail, p.num_microbatches, p.vpp);
+}
+
 }  // namespace
 
 std::vector<int> gpu_types_by_count(const ClusterSpec& c) {
@@ -62,8 +81,7 @@ std::optional<PlanEvaluation> uniform_baseline(const Scenario& s, const Baseline
         stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group);
     const SplitProblem p = make_split_problem(s, mesh, groups, in.cache);
     const std::vector<int> layers = even_split(s.model.num_layers, mesh.pp);
-    SplitCounters k;
-    const auto obj = split_objective(p, layers, &k);
+    const auto obj = split_objective_unless_above(p, layers, best_obj);
     if (!obj || *obj > best_obj) continue;
     PlanSpec plan = plan_of(mesh, s.cluster, groups, layers);
     std::string key = plan_key(plan);
@@ -88,10 +106,11 @@ std::optional<PlanEvaluation> megatron_default_baseline(const Scenario& s, const
     const std::vector<int> groups =
         stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group);
     const std::vector<int> layers = even_split(s.model.num_layers, mesh.pp);
-    SplitCounters k;
-    const auto blind_obj = split_objective(make_split_problem(blind, mesh, groups, blind_cache), layers, &k);
+    const auto blind_obj =
+        split_objective_unless_above(make_split_problem(blind, mesh, groups, blind_cache), layers, pick_blind);
     if (!blind_obj || *blind_obj > pick_blind) continue;
     const SplitProblem p = make_split_problem(s, mesh, groups, in.cache);
+    SplitCounters k;
     const auto real = split_objective(p, layers, &k);
     if (!real) continue;
     PlanSpec plan = plan_of(mesh, s.cluster, groups, layers);

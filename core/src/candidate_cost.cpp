@@ -41,14 +41,21 @@ const ModelShape& StageModelCache::shape(int tp) {
 std::pair<double, double> StageModelCache::layer_params(const Mesh& mesh) {
   const long long grid = static_cast<long long>(mesh.ep) * mesh.etp;
   const long long key = static_cast<long long>(mesh.tp) << 32 | grid;
+  if (key == last_params_key_) return last_params_;  // consecutive shapes mostly share it
   auto it = params_.find(key);
-  if (it != params_.end()) return it->second;
+  if (it != params_.end()) {
+    last_params_key_ = key;
+    last_params_ = it->second;
+    return it->second;
+  }
   const ModelShape& sh = shape(mesh.tp);
   double dense = 0, expert = 0;
   for (int l = 0; l < s_.model.num_layers; ++l) {
     dense += sh.layer_tp_sharded_params(s_.model, l) / mesh.tp + sh.layer_replicated_params(s_.model, l);
     expert += sh.layer_expert_params(s_.model, l) / static_cast<double>(grid);
   }
+  last_params_key_ = key;
+  last_params_ = {dense, expert};
   return params_.emplace(key, std::make_pair(dense, expert)).first->second;
 }
 
@@ -56,10 +63,28 @@ const StageCostModel* StageModelCache::get(const Mesh& mesh, int group) {
   group = model_group_[group];
   const Key key{mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size, mesh.recompute.key(),
                 mesh.ep_comm_overlap ? 1 : 0, group};
-  auto it = models_.find(key);
-  if (it != models_.end()) return it->second.get();
-  auto model = std::make_unique<StageCostModel>(s_, shape(mesh.tp), mesh, group);
-  return models_.emplace(key, std::move(model)).first->second.get();
+  size_t h = KeyHash()(key);
+  h ^= h >> 31;
+  if (!slots_.empty()) {
+    for (size_t at = h & (slots_.size() - 1); slots_[at].model >= 0; at = (at + 1) & (slots_.size() - 1)) {
+      if (slots_[at].hash == h && slots_[at].key == key) return models_[slots_[at].model].get();
+    }
+  }
+  if (2 * (models_.size() + 1) > slots_.size()) {  // at most half full
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
+    for (const Slot& slot : old) {
+      if (slot.model < 0) continue;
+      size_t at = slot.hash & (slots_.size() - 1);
+      while (slots_[at].model >= 0) at = (at + 1) & (slots_.size() - 1);
+      slots_[at] = slot;
+    }
+  }
+  size_t at = h & (slots_.size() - 1);
+  while (slots_[at].model >= 0) at = (at + 1) & (slots_.size() - 1);
+  models_.push_back(std::make_unique<StageCostModel>(s_, shape(mesh.tp), mesh, group));
+  slots_[at] = Slot{h, key, static_cast<int>(models_.size() - 1)};
+  return models_.back().get();
 }
 
 SplitProblem make_split_problem(const Scenario& s, const Mesh& mesh, const std::vector<int>& stage_groups,
@@ -89,16 +114,105 @@ WeightBytes bound_weight_bytes(const TrainingSpec& t, const Mesh& mesh) {
   return b;
 }
 
-// [n] = sum of the n smallest values.
-std::vector<double> sorted_prefix_sums(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
+// [n] = sum of the n smallest values. Layer terms come in a few kinds (dense / MoE, windowed or
+// not): with at most 8 distinct values, the sorted sequence is each distinct value (ascending)
+// repeated its count, summed in that order without building it (the same sums).
+std::vector<double> sorted_prefix_sums(const std::vector<double>& v) {
+  constexpr int kMaxDistinct = 8;
+  double values[kMaxDistinct];
+  size_t counts[kMaxDistinct];
+  int distinct = 0;
+  bool few = true;
+  for (double x : v) {
+    int k = 0;
+    while (k < distinct && !(values[k] == x)) ++k;
+    if (k == distinct) {
+      if (distinct == kMaxDistinct) {
+        few = false;
+        break;
+      }
+      values[k] = x;
+      counts[k] = 0;
+      ++distinct;
+    }
+    ++counts[k];
+  }
   std::vector<double> p(v.size() + 1, 0.0);
-  for (size_t i = 0; i < v.size(); ++i) p[i + 1] = p[i] + v[i];
+  if (!few) {
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size(); ++i) p[i + 1] = p[i] + sorted[i];
+    return p;
+  }
+  int order[kMaxDistinct];
+  for (int k = 0; k < distinct; ++k) {  // insertion sort of the distinct values
+    int at = k;
+    while (at > 0 && values[k] < values[order[at - 1]]) {
+      order[at] = order[at - 1];
+      --at;
+    }
+    order[at] = k;
+  }
+  size_t i = 0;
+  for (int k = 0; k < distinct; ++k) {
+    const double x = values[order[k]];
+    for (size_t c = 0; c < counts[order[k]]; ++c, ++i) p[i + 1] = p[i] + x;
+  }
   return p;
 }
 }  // namespace
 
+// sorted_prefix_sums of a per-layer value that depends on the layer only through its kind:
+// value[k] repeated model.kind_layers(k) times (kinds with use[k] only, when given). Sums the
+// distinct values in ascending order their counts of times: the sorted sequence's sums.
+std::vector<double> kind_prefix_sums(const StageCostModel& model, const double* value,
+                                     const bool* use = nullptr) {
+  constexpr int kMaxKinds = 8;
+  int order[kMaxKinds];
+  int n = 0;
+  size_t total = 0;
+  for (int k = 0; k < model.num_kinds(); ++k) {
+    if (use && !use[k]) continue;
+    int at = n++;  // insertion sort by value
+    while (at > 0 && value[k] < value[order[at - 1]]) {
+      order[at] = order[at - 1];
+      --at;
+    }
+    order[at] = k;
+    total += static_cast<size_t>(model.kind_layers(k));
+  }
+  std::vector<double> p(total + 1, 0.0);
+  size_t i = 0;
+  for (int o = 0; o < n; ++o) {
+    const double x = value[order[o]];
+    for (int c = 0; c < model.kind_layers(order[o]); ++c, ++i) p[i + 1] = p[i] + x;
+  }
+  return p;
+}
+
 GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers) {
+  if (num_layers == static_cast<int>(model.num_layers()) && model.num_kinds() <= 8) {
+    // By kind: the same per-layer values, min and sorted sums.
+    GroupLayerTimes t;
+    double value[8];
+    bool moe[8];
+    for (int k = 0; k < model.num_kinds(); ++k) {
+      const LayerCost& c = model.kind(k);
+      value[k] = c.fwd_s + c.bwd_s + c.tp_s + c.cp_s + c.ep_s;
+      moe[k] = c.expert_params > 0;
+    }
+    t.layer_s.resize(num_layers);
+    t.min_layer_s = 1e300;
+    for (int l = 0; l < num_layers; ++l) {
+      t.layer_s[l] = value[model.kind_of(l)];
+      t.min_layer_s = std::min(t.min_layer_s, t.layer_s[l]);
+    }
+    t.cheapest_sum_s = kind_prefix_sums(model, value);
+    t.cheapest_moe_sum_s = kind_prefix_sums(model, value, moe);
+    t.kind_s.assign(value, value + model.num_kinds());
+    t.kind_of = &model.kinds_by_layer();
+    return t;
+  }
   GroupLayerTimes t;
   t.layer_s.resize(num_layers);
   t.min_layer_s = 1e300;
@@ -108,6 +222,11 @@ GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers) {
     t.min_layer_s = std::min(t.min_layer_s, t.layer_s[l]);
   }
   t.cheapest_sum_s = sorted_prefix_sums(t.layer_s);
+  std::vector<double> moe;
+  for (int l = 0; l < num_layers; ++l) {
+    if (model.layer(l).expert_params > 0) moe.push_back(t.layer_s[l]);
+  }
+  t.cheapest_moe_sum_s = sorted_prefix_sums(std::move(moe));
   return t;
 }
 
@@ -122,9 +241,39 @@ double layers_within(double c, double min_layer_s, bool fractional) {
 }  // namespace
 
 
+double cheapest_layers_sum_s(const std::vector<const GroupLayerTimes*>& times, int num_layers) {
+  // By kind when every group has them: each layer's least time is its kind's least time (the
+  // min over the same values), summed in layer order as below.
+  bool by_kind = !times.empty() && times.front()->kind_of && times.front()->kind_s.size() <= 8 &&
+                 static_cast<int>(times.front()->kind_of->size()) == num_layers;
+  for (const GroupLayerTimes* t : times) {
+    by_kind = by_kind && t->kind_of && *t->kind_of == *times.front()->kind_of &&
+              t->kind_s.size() == times.front()->kind_s.size();
+  }
+  if (by_kind) {
+    double least[8];
+    const size_t kinds = times.front()->kind_s.size();
+    for (size_t k = 0; k < kinds; ++k) {
+      least[k] = 1e300;
+      for (const GroupLayerTimes* t : times) least[k] = std::min(least[k], t->kind_s[k]);
+    }
+    const std::vector<unsigned char>& kind_of = *times.front()->kind_of;
+    double sum_c = 0;
+    for (int l = 0; l < num_layers; ++l) sum_c += least[kind_of[l]];
+    return sum_c;
+  }
+  double sum_c = 0;
+  for (int l = 0; l < num_layers; ++l) {
+    double best = 1e300;
+    for (const GroupLayerTimes* t : times) best = std::min(best, t->layer_s[l]);
+    sum_c += best;
+  }
+  return sum_c;
+}
+
 double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const std::vector<int>& stages,
                          int num_layers, long long num_microbatches, int vpp, bool fractional,
-                         const std::vector<int>* max_layers) {
+                         const std::vector<int>* max_layers, const double* layers_sum_c) {
   if (max_layers) {
     long long room = 0;
     for (size_t g = 0; g < times.size(); ++g) {
@@ -133,12 +282,7 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
     }
     if (room < num_layers) return 1e300;
   }
-  double sum_c = 0;
-  for (int l = 0; l < num_layers; ++l) {
-    double best = 1e300;
-    for (const GroupLayerTimes* t : times) best = std::min(best, t->layer_s[l]);
-    sum_c += best;
-  }
+  const double sum_c = layers_sum_c ? *layers_sum_c : cheapest_layers_sum_s(times, num_layers);
   double floor_c = 0, capacity_per_s = 0;
   int pp = 0;
   for (size_t g = 0; g < times.size(); ++g) {
@@ -183,18 +327,60 @@ GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model
   const GpuSpec& gpu = s.cluster.groups[model.group()].gpu;
   t.room_bytes = (gpu.memory_gib - gpu.reserved_memory_gib) * kGiB;
   const long long dense_shards = static_cast<long long>(mesh.dp) * mesh.cp;
-  std::vector<double> bytes(s.model.num_layers), act(s.model.num_layers);
-  for (int l = 0; l < s.model.num_layers; ++l) {
-    const LayerCost& c = model.layer(l);
-    bytes[l] = weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
-                             s.training.use_distributed_optimizer, bound_weight_bytes(s.training, mesh))
-                   .total();
-    act[l] = c.activation_bytes;
+  if (s.model.num_layers == model.num_layers() && model.num_kinds() <= 8) {
+    // By kind: the same per-layer bytes and sorted sums.
+    double bytes[8], act[8];
+    bool moe[8];
+    for (int k = 0; k < model.num_kinds(); ++k) {
+      const LayerCost& c = model.kind(k);
+      bytes[k] =
+          weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
+                        s.training.use_distributed_optimizer, bound_weight_bytes(s.training, mesh))
+              .total();
+      act[k] = c.activation_bytes;
+      moe[k] = c.expert_params > 0;
+    }
+    t.lightest_bytes = kind_prefix_sums(model, bytes);
+    t.lightest_act_bytes = kind_prefix_sums(model, act);
+    t.lightest_moe_bytes = kind_prefix_sums(model, bytes, moe);
+    t.lightest_moe_act_bytes = kind_prefix_sums(model, act, moe);
+  } else {
+    std::vector<double> bytes(s.model.num_layers), act(s.model.num_layers);
+    for (int l = 0; l < s.model.num_layers; ++l) {
+      const LayerCost& c = model.layer(l);
+      bytes[l] =
+          weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
+                        s.training.use_distributed_optimizer, bound_weight_bytes(s.training, mesh))
+              .total();
+      act[l] = c.activation_bytes;
+    }
+    std::vector<double> moe_bytes, moe_act;
+    for (int l = 0; l < s.model.num_layers; ++l) {
+      if (model.layer(l).expert_params > 0) {
+        moe_bytes.push_back(bytes[l]);
+        moe_act.push_back(act[l]);
+      }
+    }
+    t.lightest_bytes = sorted_prefix_sums(bytes);
+    t.lightest_act_bytes = sorted_prefix_sums(act);
+    t.lightest_moe_bytes = sorted_prefix_sums(std::move(moe_bytes));
+    t.lightest_moe_act_bytes = sorted_prefix_sums(std::move(moe_act));
   }
-  t.lightest_bytes = sorted_prefix_sums(bytes);
-  t.lightest_act_bytes = sorted_prefix_sums(act);
   t.first_extra_s = model.first_extra_s();
   t.last_extra_s = model.last_extra_s();
+  const WeightBytes wb = bound_weight_bytes(s.training, mesh);
+  auto weights = [&](double dense, double expert) {
+    return weight_memory(dense, expert, dense_shards, mesh.expert_dp(), s.training.use_distributed_optimizer, wb)
+        .total();
+  };
+  t.first_extra_bytes = weights(model.first_extra_dense_params(), 0);
+  t.last_extra_bytes = weights(model.last_extra_dense_params(), model.last_extra_expert_params());
+  t.embedding_copy_bytes = weights(model.embedding_copy_params(), 0);
+  t.first_extra_act_bytes = model.first_extra_activation_bytes();
+  t.last_extra_act_bytes = model.last_extra_activation_bytes();
+  t.every_stage_bytes = model.working_bytes();
+  t.graph_bytes_single = cuda_graph_memory_gib(s.training, 1) * kGiB;
+  t.graph_bytes_pipelined = cuda_graph_memory_gib(s.training, 2) * kGiB;
   return t;
 }
 
@@ -202,35 +388,75 @@ namespace {
 
 // Most layers a stage of group t can hold at a position with in_flight micro-batches in memory
 // (a prefix-sum search: bytes grow with n).
-int layers_in_memory(const GroupBoundTerms& t, double in_flight) {
-  int lo = 0, hi = static_cast<int>(t.lightest_bytes.size()) - 1;
+// extra_bytes: what the stage needs besides its layers. bytes / act_bytes: the lightest layers'
+// prefix sums (all layers, or the MoE layers alone).
+int layers_in_memory(const GroupBoundTerms& t, double in_flight, double extra_bytes, const std::vector<double>& bytes,
+                     const std::vector<double>& act_bytes) {
+  int lo = 0, hi = static_cast<int>(bytes.size()) - 1;
   while (lo < hi) {
     const int mid = lo + (hi - lo + 1) / 2;
-    if (t.lightest_bytes[mid] + in_flight * t.lightest_act_bytes[mid] <= t.room_bytes * (1 + 1e-12)) lo = mid; else hi = mid - 1;
+    if (bytes[mid] + in_flight * act_bytes[mid] + extra_bytes <= t.room_bytes * (1 + 1e-12)) lo = mid; else hi = mid - 1;
   }
   return lo;
 }
 
+int layers_in_memory(const GroupBoundTerms& t, double in_flight, double extra_bytes = 0) {
+  return layers_in_memory(t, in_flight, extra_bytes, t.lightest_bytes, t.lightest_act_bytes);
+}
+
+// What a stage at position i of pp needs besides its layers (no more than cost() charges).
+double position_extra_bytes(const GroupBoundTerms& t, int i, int pp, double in_flight) {
+  double b = t.every_stage_bytes + (pp > 1 ? t.graph_bytes_pipelined : t.graph_bytes_single);
+  if (i == 0) b += t.first_extra_bytes + in_flight * t.first_extra_act_bytes;
+  if (i == pp - 1) b += t.last_extra_bytes + t.last_extra_act_bytes + (pp > 1 ? t.embedding_copy_bytes : 0);
+  return b;
+}
+
 // Most layers whose cheapest times fit in c.
-int layers_in_time(const GroupBoundTerms& t, double c) {
-  const auto& sum = t.times->cheapest_sum_s;
+int layers_in_time(const std::vector<double>& sum, double c) {
   return static_cast<int>(std::upper_bound(sum.begin(), sum.end(), c * (1 + 1e-12)) - sum.begin()) - 1;
 }
+int layers_in_time(const GroupBoundTerms& t, double c) { return layers_in_time(t.times->cheapest_sum_s, c); }
 
 }  // namespace
 
 int max_layers_in_memory(const GroupBoundTerms& t) { return layers_in_memory(t, 1.0); }
 
 PositionBound::PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, int num_layers,
-                             long long num_microbatches, int vpp)
-    : terms_(terms), pp_(pp), num_layers_(num_layers), m_(num_microbatches), vpp_(vpp) {
+                             long long num_microbatches, int vpp, std::vector<int> blocks)
+    : terms_(terms) {
+  reset(pp, num_layers, num_microbatches, vpp, blocks);
+}
+
+void PositionBound::reset(int pp, int num_layers, long long num_microbatches, int vpp, const std::vector<int>& blocks) {
+  const std::vector<GroupBoundTerms>& terms = terms_;
+  pp_ = pp;
+  num_layers_ = num_layers;
+  m_ = num_microbatches;
+  vpp_ = vpp;
+  blocks_ = blocks;
+  layers_sum_c_ = 0;
   const size_t n = terms.size();
-  fit_.assign(n, std::vector<int>(pp));
-  extra_.assign(n, std::vector<double>(pp, 0.0));
-  floor_.assign(n, std::vector<double>(pp, 1e300));
-  for (size_t g = 0; g < n; ++g) {
-    for (int i = 0; i < pp; ++i) {
-      fit_[g][i] = layers_in_memory(terms[g], in_flight_microbatches(i, pp, vpp, num_microbatches));
+  // Rows keep their buffers from the previous set (same or smaller sizes mostly).
+  auto rows = [n, pp](auto& table, auto value) {
+    table.resize(n);
+    for (auto& row : table) row.assign(pp, value);
+  };
+  rows(fit_, 0);
+  const int moe_layers = n > 0 ? static_cast<int>(terms[0].lightest_moe_bytes.size()) - 1 : 0;
+  num_moe_ = moe_layers > 0 && moe_layers < num_layers ? moe_layers : 0;
+  if (num_moe_ > 0) rows(fit_moe_, 0);
+  rows(extra_, 0.0);
+  rows(floor_, 1e300);
+  for (int i = 0; i < pp; ++i) {
+    const double in_flight = in_flight_microbatches(i, pp, vpp, num_microbatches);
+    for (size_t g = 0; g < n; ++g) {
+      const double extra_bytes = position_extra_bytes(terms[g], i, pp, in_flight);
+      fit_[g][i] = layers_in_memory(terms[g], in_flight, extra_bytes);
+      if (num_moe_ > 0) {
+        fit_moe_[g][i] = layers_in_memory(terms[g], in_flight, extra_bytes, terms[g].lightest_moe_bytes,
+                                          terms[g].lightest_moe_act_bytes);
+      }
       extra_[g][i] = (i == 0 ? terms[g].first_extra_s : 0) + (i == pp - 1 ? terms[g].last_extra_s : 0);
       if (fit_[g][i] >= vpp) floor_[g][i] = extra_[g][i] + terms[g].times->cheapest_sum_s[vpp];
     }
@@ -259,14 +485,83 @@ bool PositionBound::prepare(const Options& options, double* sum_c, double* floor
   return true;
 }
 
-bool PositionBound::holds(const Options& options, double c) const {
-  long long n = 0;
-  for (int i = 0; i < pp_; ++i) {
-    int most = 0;
-    for (int g : options[i]) most = std::max(most, std::min(fit_[g][i], layers_in_time(terms_[g], c - extra_[g][i])));
-    n += most;
+namespace {
+// Groups whose block orders holds() maximises over exactly (2^n subsets).
+constexpr size_t kMaxFreeGroups = 10;
+}  // namespace
+
+bool PositionBound::holds(const Options& options, double c, int free_from) const {
+  bool by_blocks = free_from >= 0 && free_from < pp_ && !blocks_.empty() && options[free_from].size() > 1 &&
+                   options[free_from].size() <= kMaxFreeGroups;
+  if (by_blocks) {  // the free groups' blocks must fill the free positions exactly
+    int filled = 0;
+    for (int g : options[free_from]) filled += blocks_[g];
+    by_blocks = filled == pp_ - free_from;
   }
-  return n >= num_layers_;
+  const int end = by_blocks ? free_from : pp_;
+  long long n = 0, n_moe = 0;
+  if (by_blocks) {
+    // most(g, i) summed over positions, per free group; then the best order of the blocks by a
+    // DP over the subsets of groups placed (their blocks fill free_from.. in that order).
+    const std::vector<int>& free = options[free_from];
+    const size_t r = free.size();
+    const int span = pp_ - free_from;
+    most_sum_.assign(r * (span + 1), 0);
+    if (num_moe_ > 0) most_moe_sum_.assign(r * (span + 1), 0);
+    for (size_t k = 0; k < r; ++k) {
+      const int g = free[k];
+      for (int p = 0; p < span; ++p) {
+        const int i = free_from + p;
+        const double left = c - extra_[g][i];
+        most_sum_[k * (span + 1) + p + 1] =
+            most_sum_[k * (span + 1) + p] + std::min(fit_[g][i], layers_in_time(terms_[g], left));
+        if (num_moe_ > 0) {
+          most_moe_sum_[k * (span + 1) + p + 1] =
+              most_moe_sum_[k * (span + 1) + p] +
+              std::min(fit_moe_[g][i], layers_in_time(terms_[g].times->cheapest_moe_sum_s, left));
+        }
+      }
+    }
+    // Every subset's blocks fit (they add up to span): best_[set] >= 0, so 0 starts the max.
+    const size_t subsets = size_t{1} << r;
+    const bool moe = num_moe_ > 0;
+    best_.assign(subsets, 0);
+    if (moe) best_moe_.assign(subsets, 0);
+    start_.resize(subsets);
+    start_[0] = 0;
+    for (size_t set = 0; set < subsets; ++set) {
+      if (set > 0) {  // positions the set's blocks fill (from free_from)
+        size_t low = 0;
+        while (!(set >> low & 1)) ++low;
+        start_[set] = start_[set & (set - 1)] + blocks_[free[low]];
+      }
+      const int start = start_[set];
+      const long long here = best_[set], here_moe = moe ? best_moe_[set] : 0;
+      for (size_t k = 0; k < r; ++k) {
+        if (set >> k & 1) continue;
+        const size_t next = set | size_t{1} << k;
+        const size_t row = k * (span + 1);
+        const int stop = start + blocks_[free[k]];
+        best_[next] = std::max(best_[next], here + most_sum_[row + stop] - most_sum_[row + start]);
+        if (moe) best_moe_[next] = std::max(best_moe_[next], here_moe + most_moe_sum_[row + stop] - most_moe_sum_[row + start]);
+      }
+    }
+    n += best_[subsets - 1];
+    if (num_moe_ > 0) n_moe += best_moe_[subsets - 1];
+  }
+  for (int i = 0; i < end; ++i) {
+    int most = 0, most_moe = 0;
+    for (int g : options[i]) {
+      most = std::max(most, std::min(fit_[g][i], layers_in_time(terms_[g], c - extra_[g][i])));
+      if (num_moe_ > 0) {
+        most_moe = std::max(most_moe, std::min(fit_moe_[g][i], layers_in_time(terms_[g].times->cheapest_moe_sum_s,
+                                                                               c - extra_[g][i])));
+      }
+    }
+    n += most;
+    n_moe += most_moe;
+  }
+  return n >= num_layers_ && n_moe >= num_moe_;
 }
 
 double PositionBound::objective(double sum_c, double max_c) const {
@@ -274,20 +569,48 @@ double PositionBound::objective(double sum_c, double max_c) const {
   return sum_c / v + (static_cast<double>(m_) - 1 / v) * max_c;
 }
 
-double PositionBound::lower_bound_s(const Options& options) const {
+double PositionBound::lower_bound_s(const Options& options, int free_from) const {
   double sum_c = 0, lo = 0;
   if (!prepare(options, &sum_c, &lo)) return 1e300;
   double hi = lo;
   for (const auto& t : terms_) hi = std::max(hi, t.first_extra_s + t.last_extra_s + t.times->cheapest_sum_s.back());
   hi *= 2;
-  if (!holds(options, hi)) return 1e300;  // memory: the positions cannot hold every layer
-  if (!holds(options, lo)) {
+  if (!holds(options, hi, free_from)) return 1e300;  // memory: the positions cannot hold every layer
+  if (!holds(options, lo, free_from)) {
     for (int it = 0; it < 60 && hi - lo > 1e-9 * hi; ++it) {
       const double mid = 0.5 * (lo + hi);
-      if (holds(options, mid)) hi = mid; else lo = mid;
+      if (holds(options, mid, free_from)) hi = mid; else lo = mid;
     }
   }
   return objective(sum_c, lo);  // max_c >= lo: holds(lo) is false, or lo is the floor
+}
+
+void PositionBound::least_time_for_layers(const Options& options, int from, std::vector<double>* floor) const {
+  // Position i can hold its n-th layer from time bp(i, n) on: the least, over its groups that
+  // fit n layers in memory, of extras + the n cheapest layers (non-decreasing in n). The
+  // positions hold r layers within C only if r of the bp(i, n) are <= C.
+  breakpoints_.clear();
+  for (int i = std::max(0, from); i < pp_; ++i) {
+    int most = 0;
+    for (int g : options[i]) most = std::max(most, fit_[g][i]);
+    most = std::min(most, num_layers_);
+    for (int n = 1; n <= most; ++n) {
+      double least = 1e300;
+      for (int g : options[i]) {
+        if (fit_[g][i] >= n) least = std::min(least, extra_[g][i] + terms_[g].times->cheapest_sum_s[n]);
+      }
+      breakpoints_.push_back(least);
+    }
+  }
+  const size_t wanted = std::min<size_t>(breakpoints_.size(), static_cast<size_t>(num_layers_));
+  if (wanted < breakpoints_.size()) {
+    std::nth_element(breakpoints_.begin(), breakpoints_.begin() + static_cast<long>(wanted), breakpoints_.end());
+  }
+  std::sort(breakpoints_.begin(), breakpoints_.begin() + static_cast<long>(wanted));
+  floor->assign(num_layers_ + 1, 1e300);
+  (*floor)[0] = 0;
+  // A margin for the rounding of cost()'s own sums.
+  for (size_t r = 1; r <= wanted; ++r) (*floor)[r] = breakpoints_[r - 1] * (1 - 1e-9);
 }
 
 long long PositionBound::layers_fit_from(const Options& options, int from) const {
@@ -300,7 +623,7 @@ long long PositionBound::layers_fit_from(const Options& options, int from) const
   return n;
 }
 
-bool PositionBound::reaches(const Options& options, double threshold_s) const {
+bool PositionBound::reaches(const Options& options, double threshold_s, int free_from) const {
   if (threshold_s >= 1e300) return false;
   double sum_c = 0, floor_c = 0;
   if (!prepare(options, &sum_c, &floor_c)) return true;
@@ -309,7 +632,7 @@ bool PositionBound::reaches(const Options& options, double threshold_s) const {
   // cannot hold every layer within that time (holds() is generous by a 1e-12 margin).
   const double v = vpp_;
   const double c_at = (threshold_s - sum_c / v) / (static_cast<double>(m_) - 1 / v);
-  return !holds(options, c_at);
+  return !holds(options, c_at, free_from);
 }
 
 double static_memory_shortfall_bytes(const Scenario& s, const Mesh& mesh, const std::vector<int>& groups,

@@ -38,6 +38,7 @@ std::vector<int> default_eps(const ModelSpec& m) {
 }  // namespace
 
 CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
+  const RuleNamesOnly names;  // rejections are counted by rule name
   const ClusterSpec& c = s.cluster;
   const SearchSpec& sp = s.search;
   const int num_groups = static_cast<int>(c.groups.size());
@@ -96,19 +97,21 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
         }
         if (!any) continue;
         const std::vector<int> etps_default = tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
+        // One shape per base, its mesh fields set below for each combination (all of them are).
+        MeshShape shape{base, stages};
         for (int ep : eps) {
           for (int etp : or_default(sp.etp, etps_default)) {
             for (int mbs : mbss) {
               for (int vpp : vpps) {
                 for (Recompute rc : rcs) {
                   for (bool overlap : overlaps) {
-                    MeshShape shape{base, stages};
                     shape.mesh.ep = ep;
                     shape.mesh.etp = etp;
                     shape.mesh.micro_batch_size = mbs;
                     shape.mesh.vpp = vpp;
                     shape.mesh.recompute = rc;
                     shape.mesh.ep_comm_overlap = overlap;
+                    shape.mesh.optimizer_offload_fraction = base.optimizer_offload_fraction;  // as a fresh shape
                     if (overlap_auto) {
                       shape.ep_overlap_auto = true;
                       shape.mesh.ep_comm_overlap = !check_shape_rules(s, shape.mesh);
@@ -147,16 +150,54 @@ bool CandidateSpace::next_set(const MeshShape& shape, std::vector<int>& counts) 
   return false;
 }
 
+const std::string& CandidateSpace::group_set_rule(const std::vector<int>& groups) const {
+  const RuleNamesOnly names;  // counted by name
+  if (s_.cluster.groups.size() > 64) {
+    const RuleResult v = check_group_set_rules(s_, groups);
+    set_rule_ = v ? v->rule : std::string();
+    return set_rule_;
+  }
+  uint64_t mask = 0;
+  for (int g : groups) mask |= uint64_t{1} << g;
+  if (s_.cluster.groups.size() <= 16) {
+    if (set_rule_flat_.empty()) {
+      set_rule_flat_.assign(size_t{1} << s_.cluster.groups.size(), -1);
+      set_rule_names_.assign(1, std::string());
+    }
+    int& known = set_rule_flat_[mask];
+    if (known < 0) {
+      const RuleResult v = check_group_set_rules(s_, groups);
+      known = 0;
+      if (v) {
+        auto name = std::find(set_rule_names_.begin(), set_rule_names_.end(), v->rule);
+        known = static_cast<int>(name - set_rule_names_.begin());
+        if (name == set_rule_names_.end()) set_rule_names_.push_back(v->rule);
+      }
+    }
+    return set_rule_names_[known];
+  }
+  auto it = set_rules_.find(mask);
+  if (it == set_rules_.end()) {
+    const RuleResult v = check_group_set_rules(s_, groups);
+    it = set_rules_.emplace(mask, v ? v->rule : std::string()).first;
+  }
+  return it->second;
+}
+
 Mesh CandidateSpace::mesh_for(const MeshShape& shape, const GroupSet& set) const {
   Mesh m = shape.mesh;
   m.pp = 0;
   for (int g : set.groups) m.pp += shape.stages_per_group[g];
-  if (shape.ep_overlap_auto && rule_ep_overlap_vpp(s_, m)) m.ep_comm_overlap = false;  // not allowed at this pp
+  if (shape.ep_overlap_auto) {
+    const RuleNamesOnly names;
+    if (rule_ep_overlap_vpp(s_, m)) m.ep_comm_overlap = false;  // not allowed at this pp
+  }
   return m;
 }
 
 bool CandidateSpace::complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string* rule) const {
   *out = mesh_for(shape, set);
+  const RuleNamesOnly names;  // only the rule's name is returned
   if (auto v = check_pipeline_rules(s_, *out)) {
     *rule = v->rule;
     return false;

@@ -32,8 +32,19 @@ struct IncrementalSplit::State {
 
   std::vector<Label>& state(int i, int j) { return states[static_cast<size_t>(i) * (L + 1) + j]; }
   const std::vector<Label>& state(int i, int j) const { return states[static_cast<size_t>(i) * (L + 1) + j]; }
+  // iteration_time_s(sum_c, max_c, tail, m, vpp) with its constants kept: (m - 1/v) is the same
+  // double every time, and for v a power of two sum_c / v == sum_c * (1 / v) exactly (both are
+  // the correctly rounded sum_c / v).
+  double v = 1, inv_v = 1, max_coef = 0;
+  bool v_pow2 = true;
+  void set_objective(long long microbatches, int vpp) {
+    v = vpp;
+    inv_v = 1 / v;
+    v_pow2 = vpp > 0 && (vpp & (vpp - 1)) == 0;
+    max_coef = static_cast<double>(microbatches) - 1 / v;
+  }
   double objective(double sum_c, double max_c, double tail) const {
-    return iteration_time_s(sum_c, max_c, tail, m, mesh.vpp);
+    return (v_pow2 ? sum_c * inv_v : sum_c / v) + max_coef * max_c + tail;
   }
   // Lower bound on the objective of any completion of a label after `done` stages over j layers.
   double bound(const Label& lab, int done, int j) const {
@@ -59,6 +70,7 @@ void IncrementalSplit::reset(const Mesh& mesh, int num_layers, long long num_mic
   s.L = num_layers;
   s.m = num_microbatches;
   s.min_n = std::max(1, mesh.vpp);  // each virtual chunk of a stage holds a layer
+  s.set_objective(num_microbatches, mesh.vpp);
   s.depth = 0;
   s.suffix_min.assign(num_layers + 1, 0.0);
   for (int l = num_layers - 1; l >= 0; --l) s.suffix_min[l] = s.suffix_min[l + 1] + layer_min_s[l];
@@ -73,7 +85,7 @@ int IncrementalSplit::depth() const { return st_->depth; }
 void IncrementalSplit::pop() { --st_->depth; }
 
 bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links, double incumbent_s,
-                            SplitCounters* k, long long layers_after_max) {
+                            SplitCounters* k, long long layers_after_max, const std::vector<double>* rest_floor) {
   State& s = *st_;
   const int i = s.depth++;
   const int L = s.L, min_n = s.min_n, stages_after = s.pp - i - 1;
@@ -128,22 +140,38 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
           ++k->lower_bound;
           continue;
         }
+        // The later stages' bottleneck: a label every completion of which reaches the incumbent
+        // is dropped (a valid bound only drops labels that cannot reach a better final label, and
+        // those never dominate one that can, so the final labels and their order stay the same).
+        if (rest_floor && stages_after > 0 && (*rest_floor)[j + n] > next.max_c &&
+            s.objective(next.sum_c + rest, (*rest_floor)[j + n], lab.max_tail) >= incumbent_s) {
+          ++k->lower_bound;
+          continue;
+        }
+        // One pass: the labels of a state are an antichain, so a label that dominates `next`
+        // comes before any that `next` dominates could have been dropped (it would dominate
+        // those too); the survivors keep their order, as with remove_if.
         std::vector<Label>& there = s.state(i + 1, j + n);
+        const size_t before = there.size();
+        size_t kept = 0;
         bool dominated = false;
-        for (const Label& o : there) {
+        for (size_t r = 0; r < before; ++r) {
+          const Label& o = there[r];
           if (dominates(o, next)) {
             dominated = true;
             break;
+          }
+          if (!dominates(next, o)) {
+            if (kept != r) there[kept] = o;
+            ++kept;
           }
         }
         if (dominated) {
           ++k->dominated;
           continue;
         }
-        const size_t before = there.size();
-        there.erase(std::remove_if(there.begin(), there.end(), [&](const Label& o) { return dominates(next, o); }),
-                    there.end());
-        k->dominated += static_cast<long long>(before - there.size());
+        there.resize(kept);
+        k->dominated += static_cast<long long>(before - kept);
         there.push_back(next);
         any = true;
       }

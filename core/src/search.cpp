@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
@@ -55,19 +56,60 @@ std::optional<Error> check_request(const Scenario& s) {
   return std::nullopt;
 }
 
+// A map whose values keep their addresses: open addressing over a power-of-two table of
+// indices (looked up per group of every candidate and entry, where a prime-modulo hash map's
+// division and node walk showed).
+template <class Key, class Value, class Hash>
+class StableMap {
+ public:
+  // The value of `key`, made by make() the first time.
+  template <class Make>
+  Value& get(const Key& key, Make&& make) {
+    uint64_t h = static_cast<uint64_t>(Hash()(key)) * 0x9E3779B97F4A7C15ull;  // spread (pointers are aligned)
+    h ^= h >> 32;
+    if (!slots_.empty()) {
+      for (size_t at = h & (slots_.size() - 1); slots_[at].item >= 0; at = (at + 1) & (slots_.size() - 1)) {
+        const Slot& slot = slots_[at];
+        if (slot.hash == h && items_[slot.item].first == key) return *items_[slot.item].second;
+      }
+    }
+    if (2 * (items_.size() + 1) > slots_.size()) {  // at most half full
+      std::vector<Slot> old = std::move(slots_);
+      slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
+      for (const Slot& slot : old) {
+        if (slot.item >= 0) place(slot);
+      }
+    }
+    items_.emplace_back(key, std::make_unique<Value>(make()));
+    place(Slot{h, static_cast<long long>(items_.size() - 1)});
+    return *items_.back().second;
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    long long item = -1;  // -1 = free
+  };
+  void place(const Slot& slot) {
+    size_t at = slot.hash & (slots_.size() - 1);
+    while (slots_[at].item >= 0) at = (at + 1) & (slots_.size() - 1);
+    slots_[at] = slot;
+  }
+  std::vector<Slot> slots_;
+  std::vector<std::pair<Key, std::unique_ptr<Value>>> items_;
+};
+
 // Per-layer times and parameter totals of each stage cost model, computed once.
 class LayerTimesCache {
  public:
   LayerTimesCache(int num_layers) : num_layers_(num_layers) {}
   const GroupLayerTimes& get(const StageCostModel* m) {
-    auto it = times_.find(m);
-    if (it == times_.end()) it = times_.emplace(m, group_layer_times(*m, num_layers_)).first;
-    return it->second;
+    return times_.get(m, [&] { return group_layer_times(*m, num_layers_); });
   }
 
  private:
   int num_layers_;
-  std::unordered_map<const StageCostModel*, GroupLayerTimes> times_;
+  StableMap<const StageCostModel*, GroupLayerTimes, std::hash<const StageCostModel*>> times_;
 };
 
 // What every part of one search shares.
@@ -95,20 +137,55 @@ struct EntryBuilder : SearchContext {
   };
   std::unordered_map<std::vector<int>, int, GroupsHash> set_ids;
 
+  std::unordered_map<uint64_t, int> set_ids_by_mask;  // the same, by group bit mask (< 64 groups)
+
+  std::vector<int> set_ids_flat;  // the same, indexed by the mask (< 17 groups; -1 = none yet)
+
   int set_id(const GroupSet& g) {
-    auto [it, added] = set_ids.emplace(g.groups, static_cast<int>(sets.size()));
-    if (added) sets.push_back(g);
+    const size_t groups = s.cluster.groups.size();
+    if (groups <= 64) {
+      uint64_t mask = 0;
+      for (int x : g.groups) mask |= uint64_t{1} << x;
+      if (groups <= 16) {
+        if (set_ids_flat.empty()) set_ids_flat.assign(size_t{1} << groups, -1);
+        int& id = set_ids_flat[mask];
+        if (id < 0) {
+          id = static_cast<int>(sets.size());
+          sets.push_back(g);
+        }
+        return id;
+      }
+      auto [it, added] = set_ids_by_mask.emplace(mask, static_cast<int>(sets.size()));
+      if (added) sets.push_back(g);
+      return it->second;
+    }
+    auto it = set_ids.find(g.groups);  // look up before building a node for the key
+    if (it != set_ids.end()) return it->second;
+    it = set_ids.emplace(g.groups, static_cast<int>(sets.size())).first;
+    sets.push_back(g);
     return it->second;
   }
 
   void build() {
     std::vector<const GroupLayerTimes*> tv;
     std::vector<int> stages;
-    std::vector<std::pair<int, std::string>> rule_of_pp;  // this shape's pipeline rules by pp
+    struct PipelineRule {
+      int pp;
+      std::string rule;  // "" = passes
+      long long cut;     // sets cut by it in this shape
+    };
+    std::vector<PipelineRule> rule_of_pp;  // this shape's pipeline rules by pp
     std::vector<const GroupLayerTimes*> shape_times;       // this shape's layer times by group
+    long long memory_bound = 0;  // counted here, added to st.pruned once
+    auto count_rules = [&]() {
+      for (const PipelineRule& r : rule_of_pp) {
+        if (r.cut > 0) st.pruned[r.rule] += r.cut;
+      }
+      rule_of_pp.clear();
+    };
     for (size_t i = 0; i < space.shapes().size() && !st.budget_reached; ++i) {
       const MeshShape& shape = space.shapes()[i];
-      rule_of_pp.clear();
+      count_rules();
       shape_times.assign(shape.stages_per_group.size(), nullptr);
       space.for_each_group_set(
           shape,
@@ -119,14 +196,14 @@ struct EntryBuilder : SearchContext {
             }
             // The pipeline rules depend on the set only through pp: check each pp once.
             Mesh mesh = space.mesh_for(shape, set);
-            auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.first == mesh.pp; });
+            auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.pp == mesh.pp; });
             if (known == rule_of_pp.end()) {
               std::string rule;
               space.complete_mesh(shape, set, &mesh, &rule);
-              known = rule_of_pp.insert(rule_of_pp.end(), {mesh.pp, rule});
+              known = rule_of_pp.insert(rule_of_pp.end(), {mesh.pp, rule, 0});
             }
-            if (!known->second.empty()) {
-              ++st.pruned[known->second];
+            if (!known->rule.empty()) {
+              ++known->cut;
               return true;
             }
             ++st.candidates;
@@ -134,7 +211,7 @@ struct EntryBuilder : SearchContext {
             const double shortfall =
                 static_memory_shortfall_bytes(s, mesh, set.groups, shape.stages_per_group, dense, expert);
             if (shortfall > 0) {
-              ++st.pruned["memory_bound"];
+              ++memory_bound;
               if (min_shortfall < 0 || shortfall < min_shortfall) min_shortfall = shortfall;
               return true;
             }
@@ -145,13 +222,16 @@ struct EntryBuilder : SearchContext {
               tv.push_back(shape_times[g]);
               stages.push_back(shape.stages_per_group[g]);
             }
+            const double sum_c = cheapest_layers_sum_s(tv, s.model.num_layers);  // by layer kind
             const double bound = set_lower_bound_s(tv, stages, s.model.num_layers,
-                                                   num_microbatches(s.training, mesh), mesh.vpp, true);
+                                                   num_microbatches(s.training, mesh), mesh.vpp, true, nullptr, &sum_c);
             entries.push_back({bound, static_cast<int>(i), set_id(set)});
             return true;
           },
           &st.pruned);
     }
+    count_rules();
+    if (memory_bound > 0) st.pruned["memory_bound"] += memory_bound;
     std::sort(entries.begin(), entries.end(), [](const SearchEntry& a, const SearchEntry& b) {
       return a.bound_s < b.bound_s || (a.bound_s == b.bound_s && (a.shape < b.shape || (a.shape == b.shape && a.set < b.set)));
     });
@@ -257,18 +337,31 @@ class EntrySearch {
       terms_.push_back(bound_terms(*model, *tv.back()));
       caps.push_back(max_layers_in_memory(terms_.back()));
     }
-    positions_.emplace(terms_, mesh_.pp, s_.model.num_layers, m_, mesh_.vpp);
-    std::vector<int> any(terms_.size());
-    for (size_t i = 0; i < any.size(); ++i) any[i] = static_cast<int>(i);
-    options_.assign(mesh_.pp, any);
-    const double tight = std::max(set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps),
-                                  positions_->lower_bound_s(options_));
-    if (tight >= 1e300) {
+    const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
+    const double threshold = top_.threshold();
+    if (set_bound >= 1e300) {
       ++st_.pruned["stage_memory_bound"];
       return false;
     }
-    if (tight >= top_.threshold()) {
-      ++st_.pruned["bottleneck_bound"];
+    if (set_bound >= threshold) {  // before building the position bound
+      ++st_.pruned[threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound"];
+      return false;
+    }
+    if (positions_) {
+      positions_->reset(mesh_.pp, s_.model.num_layers, m_, mesh_.vpp, stages);  // terms_ refilled above
+    } else {
+      positions_.emplace(terms_, mesh_.pp, s_.model.num_layers, m_, mesh_.vpp, stages);
+    }
+    std::vector<int> any(terms_.size());
+    for (size_t i = 0; i < any.size(); ++i) any[i] = static_cast<int>(i);
+    options_.assign(mesh_.pp, any);
+    // Against an incumbent, whether the position bound reaches it is one capacity evaluation
+    // (the bound's value needs a bisection); without one, only an infeasible entry is cut.
+    const bool cut = set_bound >= threshold ||
+                     (threshold < 1e300 ? positions_->reaches(options_, threshold, 0)
+                                        : positions_->lower_bound_s(options_, 0) >= 1e300);
+    if (cut) {
+      ++st_.pruned[threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound"];
       return false;
     }
     return true;
@@ -279,9 +372,7 @@ class EntrySearch {
   const GroupBoundTerms& bound_terms(const StageCostModel& model, const GroupLayerTimes& times) {
     const BoundKey key{&model, static_cast<long long>(mesh_.dp) * mesh_.cp, mesh_.expert_dp(),
                        mesh_.optimizer_offload_fraction};
-    auto it = bound_terms_.find(key);
-    if (it == bound_terms_.end()) it = bound_terms_.emplace(key, group_bound_terms(s_, model, times, mesh_)).first;
-    return it->second;
+    return bound_terms_.get(key, [&] { return group_bound_terms(s_, model, times, mesh_); });
   }
 
   int index_of(int g) const {
@@ -298,7 +389,7 @@ class EntrySearch {
       if (i < prefix.size()) options_[i].assign(1, index_of(prefix[i]));
       else options_[i] = later;
     }
-    return positions_->reaches(options_, top_.threshold());
+    return positions_->reaches(options_, top_.threshold(), rest.empty() ? -1 : static_cast<int>(prefix.size()));
   }
 
   // Pushes the DP up to stage `end` (exclusive); false when no split survives. options_ holds
@@ -309,7 +400,12 @@ class EntrySearch {
     while (dp_.depth() < end) {
       const int i = dp_.depth();
       const long long after = positions_->layers_fit_from(options_, i + 1);
-      if (!dp_.push(*models_[index_of(stage_groups[i])], links[i], top_.threshold(), &counters_, after)) return false;
+      positions_->least_time_for_layers(options_, i + 1, &floor_);
+      rest_floor_.resize(floor_.size());  // by the layers placed so far
+      for (size_t j = 0; j < floor_.size(); ++j) rest_floor_[j] = floor_[floor_.size() - 1 - j];
+      if (!dp_.push(*models_[index_of(stage_groups[i])], links[i], top_.threshold(), &counters_, after, &rest_floor_)) {
+        return false;
+      }
     }
     return true;
   }
@@ -401,10 +497,11 @@ class EntrySearch {
              (static_cast<size_t>(k.expert_shards) * 998244353u) ^ std::hash<double>()(k.offload);
     }
   };
-  std::unordered_map<BoundKey, GroupBoundTerms, BoundKeyHash> bound_terms_;
+  StableMap<BoundKey, GroupBoundTerms, BoundKeyHash> bound_terms_;
   std::optional<PositionBound> positions_;
   PositionBound::Options options_;
   std::vector<int> depths_;
+  std::vector<double> floor_, rest_floor_;  // push_until() scratch
 };
 
 // The plans found become the result; baselines and diagnosis beside them.
@@ -518,7 +615,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   StageModelCache cache(s);
   LayerTimesCache times(s.model.num_layers);
   const SearchContext context{s, space, cache, times, budget, st};
-  EntryBuilder builder{context, {}, {}, -1, {}};
+  EntryBuilder builder{context, {}, {}, -1, {}, {}, {}};
   builder.build();
   const std::vector<SearchEntry>& entries = builder.entries;
   if (control.progress) control.progress(0.0, 0);

@@ -48,10 +48,6 @@ constexpr double kDdpBucketParams = 40e6;
 // (Megatron-Bridge docs/performance-guide.md, via calibration.md).
 constexpr double kCudaGraphMemoryGib = 3;
 constexpr double kCudaGraphMemoryPipelinedGib = 10;
-double cuda_graph_memory_gib(const TrainingSpec& t, int pp) {
-  if (!t.cuda_graphs) return 0;
-  return pp > 1 ? kCudaGraphMemoryPipelinedGib : kCudaGraphMemoryGib;
-}
 
 // Everything the per-layer terms need, derived once.
 struct LayerContext {
@@ -356,47 +352,65 @@ LayerCost make_layer_cost(const LayerContext& c, int layer) {
   return lc;
 }
 
-template <class F>
-std::vector<double> prefix(const std::vector<LayerCost>& layers, F field) {
-  std::vector<double> p(layers.size() + 1, 0.0);
-  for (size_t i = 0; i < layers.size(); ++i) p[i + 1] = p[i] + field(layers[i]);
-  return p;
-}
-
 }  // namespace
+
+double cuda_graph_memory_gib(const TrainingSpec& t, int pp) {
+  if (!t.cuda_graphs) return 0;
+  return pp > 1 ? kCudaGraphMemoryPipelinedGib : kCudaGraphMemoryGib;
+}
 
 StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const Mesh& mesh, int group)
     : s_(s), group_(group) {
   const LayerContext c(s, shape, mesh, group);
   profile_ = c.profile;
   const ModelSpec& m = s.model;
-  layers_.reserve(m.num_layers);
+  kind_of_.reserve(m.num_layers);
   // A layer's terms depend on its index only through whether it is MoE and whether it uses
-  // sliding-window attention: cost each of those (at most 4) kinds once.
-  std::optional<LayerCost> kinds[4];
+  // sliding-window attention: cost each of those (at most 4) kinds once, and keep each layer's
+  // kind rather than a copy of its terms.
+  int kind_index[4] = {-1, -1, -1, -1};  // into kinds_, per kind
+  int kind_layer[4] = {-1, -1, -1, -1};  // a layer of each kind
   for (int i = 0; i < m.num_layers; ++i) {
-    auto& kind = kinds[(m.layer_is_moe(i) ? 2 : 0) + (m.layer_is_windowed(i) ? 1 : 0)];
-    if (!kind) kind = make_layer_cost(c, i);
-    layers_.push_back(*kind);
+    const int k = (m.layer_is_moe(i) ? 2 : 0) + (m.layer_is_windowed(i) ? 1 : 0);
+    if (kind_index[k] < 0) {
+      kind_index[k] = static_cast<int>(kinds_.size());
+      kinds_.push_back(make_layer_cost(c, i));
+      kind_layers_.push_back(0);
+      kind_layer[k] = i;
+    }
+    kind_of_.push_back(static_cast<unsigned char>(kind_index[k]));
+    ++kind_layers_[kind_index[k]];
   }
-  sum_fwd_ = prefix(layers_, [](const LayerCost& l) { return l.fwd_s; });
-  sum_bwd_ = prefix(layers_, [](const LayerCost& l) { return l.bwd_s; });
-  sum_tp_ = prefix(layers_, [](const LayerCost& l) { return l.tp_s; });
-  sum_cp_ = prefix(layers_, [](const LayerCost& l) { return l.cp_s; });
-  sum_ep_ = prefix(layers_, [](const LayerCost& l) { return l.ep_s; });
-  sum_fwd_comm_ = prefix(layers_, [](const LayerCost& l) { return l.fwd_comm_s; });
-  sum_dense_ = prefix(layers_, [](const LayerCost& l) { return l.dense_params; });
-  sum_expert_ = prefix(layers_, [](const LayerCost& l) { return l.expert_params; });
-  sum_act_ = prefix(layers_, [](const LayerCost& l) { return l.activation_bytes; });
+  sums_.reserve(kind_of_.size() + 1);
+  sums_.emplace_back();
+  for (size_t i = 0; i < kind_of_.size(); ++i) {
+    const LayerCost& l = kinds_[kind_of_[i]];
+    const Sums p = sums_[i];
+    Sums n;
+    n.fwd = p.fwd + l.fwd_s;
+    n.bwd = p.bwd + l.bwd_s;
+    n.tp = p.tp + l.tp_s;
+    n.cp = p.cp + l.cp_s;
+    n.ep = p.ep + l.ep_s;
+    n.fwd_comm = p.fwd_comm + l.fwd_comm_s;
+    n.dense = p.dense + l.dense_params;
+    n.expert = p.expert + l.expert_params;
+    n.act = p.act + l.activation_bytes;
+    sums_.push_back(n);
+  }
+  // Working bytes depend on a layer only through its kind (as its LayerCost does): the max over
+  // the layers is the max over one layer of each kind present.
   if (mesh.recompute.full()) {
-    for (int i = 0; i < m.num_layers; ++i) {
-      working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()));
+    for (int i : kind_layer) {
+      if (i >= 0) working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()));
     }
   } else if (mesh.recompute != Recompute::kNone) {
     // Selective: what one layer's recomputed modules rebuild before their backward (at most all
     // of them at once; Megatron rebuilds them module by module, so this is an upper bound).
-    for (int i = 0; i < m.num_layers; ++i) {
-      working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()) - layers_[i].activation_bytes);
+    for (int i : kind_layer) {
+      if (i >= 0) {
+        working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()) - layer(i).activation_bytes);
+      }
     }
   }
   p2p_bytes_ = c.tt * m.hidden_size * kBf16;
@@ -412,7 +426,7 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
   const double loss = elementwise_time_s(kLossPassesPerLogit * c.tok * vocab / tp * kFp32, c.g.gpu);
   const double head_tp = mesh.tp > 1 ? ring_collective_time_s(c.hidden_bytes(), mesh.tp, c.tp_link) : 0;
   const int mtp = m.mtp_num_layers;
-  const LayerCost& last = layers_.back();
+  const LayerCost& last = layer(m.num_layers - 1);
   last_extras_.fwd_s = (1 + mtp) * (logits_gemm + loss) + mtp * last.fwd_s +
                        mtp * gemm_time_s(kFlopsPerMac * c.tok * kMtpProjInputsPerHidden * h * h / tp, h, c.g.gpu, c.p());
   last_extras_.bwd_s = (1 + mtp) * (kGemmBackwardFactor * logits_gemm + loss) + mtp * last.bwd_s +
@@ -444,11 +458,13 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   if (last && mesh_.pp > 1) ex.dense_params += embedding_copy_params_;
 
   StageCost sc;
-  sc.forward_s = sum_fwd_[b] - sum_fwd_[a] + ex.fwd_s;
-  sc.backward_s = sum_bwd_[b] - sum_bwd_[a] + ex.bwd_s;
-  sc.tp_s = sum_tp_[b] - sum_tp_[a] + ex.tp_s;
-  sc.cp_s = sum_cp_[b] - sum_cp_[a];
-  sc.ep_s = sum_ep_[b] - sum_ep_[a] + ex.ep_s;
+  const Sums& sa = sums_[a];
+  const Sums& sb = sums_[b];
+  sc.forward_s = sb.fwd - sa.fwd + ex.fwd_s;
+  sc.backward_s = sb.bwd - sa.bwd + ex.bwd_s;
+  sc.tp_s = sb.tp - sa.tp + ex.tp_s;
+  sc.cp_s = sb.cp - sa.cp;
+  sc.ep_s = sb.ep - sa.ep + ex.ep_s;
   double p2p = 0;
   if (links.prev) p2p += kCommFwdPlusBwd * p2p_time_s(p2p_bytes_, *links.prev);
   if (links.next) p2p += kCommFwdPlusBwd * p2p_time_s(p2p_bytes_, *links.next);
@@ -456,8 +472,8 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
 
   // Data-parallel gradient reduce-scatter / parameter all-gather, overlapped with the last
   // micro-batch's backward and the first micro-batch's forward of the stage.
-  const double dense = sum_dense_[b] - sum_dense_[a] + ex.dense_params;
-  const double expert = sum_expert_[b] - sum_expert_[a] + ex.expert_params;
+  const double dense = sb.dense - sa.dense + ex.dense_params;
+  const double expert = sb.expert - sa.expert + ex.expert_params;
   const long long dense_shards = static_cast<long long>(mesh_.dp) * mesh_.cp;
   const long long expert_shards = mesh_.expert_dp();
   const Link dp_link = group_link(g, mesh_.stage_gpus());
@@ -480,7 +496,7 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
     reduce *= 2;
     gather = 0;
   }
-  sc.fwd_comm_s = sum_fwd_comm_[b] - sum_fwd_comm_[a] + ex.fwd_comm_s;
+  sc.fwd_comm_s = sb.fwd_comm - sa.fwd_comm + ex.fwd_comm_s;
   const double fwd_window = sc.forward_s + sc.fwd_comm_s;
   const double bwd_window = sc.per_microbatch_s() - fwd_window;
   sc.dp_s = (s_.training.overlap_grad_reduce ? exposed_after_overlap_s(reduce, bwd_window, 1 / buckets) : reduce) +
@@ -489,10 +505,10 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   sc.optimizer_s = optimizer_step_time_s((1 - offload) * owned, dense + expert, g.gpu) +
                    optimizer_offload_time_s(offload * owned, wb.grad, wb.param, g.gpu);
 
-  const double layer_params = sum_dense_[b] - sum_dense_[a] + sum_expert_[b] - sum_expert_[a];
+  const double layer_params = sb.dense - sa.dense + sb.expert - sa.expert;
   sc.weights = weight_memory(dense, expert, dense_shards, expert_shards, distopt, wb, layer_params);
   sc.in_flight = in_flight_microbatches(stage, mesh_.pp, mesh_.vpp, num_microbatches(s_.training, mesh_));
-  double act = sc.in_flight * (sum_act_[b] - sum_act_[a]);
+  double act = sc.in_flight * (sb.act - sa.act);
   if (first) act += sc.in_flight * first_extras_.activation_bytes;
   if (last) act += last_extras_.activation_bytes;
   sc.activations_bytes = act + working_bytes_;
@@ -500,8 +516,8 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   sc.capacity_bytes = g.gpu.memory_gib * kGiB;
   if (profile_) {  // which terms of this stage's layers came from measured points
     for (int i = a; i < b; ++i) {
-      sc.measured_terms |= layers_[i].measured_terms;
-      sc.extrapolated_terms |= layers_[i].extrapolated_terms;
+      sc.measured_terms |= layer(i).measured_terms;
+      sc.extrapolated_terms |= layer(i).extrapolated_terms;
     }
   }
   return sc;

@@ -44,7 +44,17 @@ class StageModelCache {
   const ModelShape& shape(int tp);
   std::unordered_map<int, std::unique_ptr<ModelShape>> shapes_;  // by tp
   std::unordered_map<long long, std::pair<double, double>> params_;  // by (tp, ep x etp)
-  std::unordered_map<Key, std::unique_ptr<StageCostModel>, KeyHash> models_;
+  long long last_params_key_ = -1;                                   // the last one looked up
+  std::pair<double, double> last_params_;
+  // Models by key: open addressing over a power-of-two table of indices into models_ (looked up
+  // for every group of every shape and entry; no modulo, no node per model).
+  struct Slot {
+    size_t hash = 0;
+    Key key{};
+    int model = -1;  // -1 = free
+  };
+  std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<StageCostModel>> models_;
 };
 
 // The layer-split problem of `mesh` with stage i on node group stage_groups[i].
@@ -57,6 +67,14 @@ struct GroupLayerTimes {
   double min_layer_s = 0;
   std::vector<double> layer_s;         // per layer
   std::vector<double> cheapest_sum_s;  // [n]: sum of the n cheapest layer times (n = 0..L)
+  // The same over the MoE layers alone ([n], n = 0..number of MoE layers): a stage's MoE layers
+  // are a part of its layers, so they bound it too (the dense layers are cheaper and lighter, and
+  // only the stage that holds them can use them).
+  std::vector<double> cheapest_moe_sum_s;
+  // When built by kind: layer_s[l] == kind_s[(*kind_of)[l]] (kind indices mean the same kinds for
+  // every model of a scenario: numbered by first layer).
+  std::vector<double> kind_s;
+  const std::vector<unsigned char>* kind_of = nullptr;
 };
 GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers);
 
@@ -69,9 +87,13 @@ GroupLayerTimes group_layer_times(const StageCostModel& model, int num_layers);
 // `fractional` drops the floor (cheaper, looser): C >= L / sum_g (stages[g] / min_layer_g).
 // max_layers (optional, per group): at most that many layers fit on one stage of the group;
 // a set whose stages cannot hold num_layers at all gets 1e300.
+// layers_sum_c (optional): cheapest_layers_sum_s(times, num_layers), when the caller has it.
 double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const std::vector<int>& stages,
                          int num_layers, long long num_microbatches, int vpp, bool fractional,
-                         const std::vector<int>* max_layers = nullptr);
+                         const std::vector<int>* max_layers = nullptr, const double* layers_sum_c = nullptr);
+// Sum over layers of the layer's least time over `times` (the same for any order or repetition
+// of the groups).
+double cheapest_layers_sum_s(const std::vector<const GroupLayerTimes*>& times, int num_layers);
 
 
 
@@ -83,7 +105,16 @@ struct GroupBoundTerms {
   // smallest per-layer activation bytes of one micro-batch (n = 0..L): any n layers need at least
   // lightest_bytes[n] + in_flight x lightest_act_bytes[n].
   std::vector<double> lightest_bytes, lightest_act_bytes;
+  std::vector<double> lightest_moe_bytes, lightest_moe_act_bytes;  // the same over the MoE layers
   double first_extra_s = 0, last_extra_s = 0;  // embedding / output layer time per micro-batch
+  // Memory a stage needs besides its layers, no more than any stage charges: weights, gradients
+  // and optimizer state (sharded) of the first stage's / last stage's extra parameters and of the
+  // embedding copy the last stage keeps when pp > 1; the first stage's extra activations per
+  // micro-batch in flight, the last stage's (once); what every stage adds (recompute working
+  // bytes), and the CUDA graph memory at pp = 1 and at pp > 1.
+  double first_extra_bytes = 0, last_extra_bytes = 0, embedding_copy_bytes = 0;
+  double first_extra_act_bytes = 0, last_extra_act_bytes = 0, every_stage_bytes = 0;
+  double graph_bytes_single = 0, graph_bytes_pipelined = 0;
 };
 GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model, const GroupLayerTimes& times,
                                   const Mesh& mesh);
@@ -94,34 +125,53 @@ int max_layers_in_memory(const GroupBoundTerms& t);
 // Lower bounds on the iteration time of pipeline positions 0..pp-1 of one group set, where
 // position i may hold a stage of any group in options[i] (indices into `terms`; one group per
 // position: a fixed order or prefix; several: every order). Stage i of group g holds n layers
-// only if lightest_bytes[n] + in_flight(i) x lightest_act_bytes[n] <= room, and costs at least
+// only if lightest_bytes[n] + in_flight(i) x lightest_act_bytes[n] + the position's extra bytes
+// (first / last stage extras, recompute working bytes, CUDA graphs) <= room, and costs at least
 // cheapest_sum_s[n] (+ the end extras at positions 0 and pp-1); sum_c >= every layer on the set's
 // cheapest group + the ends' least extras; max_c >= the least C at which the positions can hold
-// all layers, each position >= vpp of them. Built once per (mesh, group set).
+// all layers, and all MoE layers (counted alone, by the MoE layers' own times and bytes), each
+// position >= vpp of them. Built once per (mesh, group set).
 class PositionBound {
  public:
   using Options = std::vector<std::vector<int>>;
+  // blocks (optional, per group): the consecutive stages each group holds, for free_from below.
   PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, int num_layers, long long num_microbatches,
-                int vpp);
+                int vpp, std::vector<int> blocks = {});
+  // The same for another pipeline of the same terms (their current contents), keeping buffers.
+  void reset(int pp, int num_layers, long long num_microbatches, int vpp, const std::vector<int>& blocks = {});
+  // free_from >= 0: positions free_from..pp-1 hold the blocks of the groups in options[free_from]
+  // (each group's blocks[g] consecutive positions, each group once, in any order) and every
+  // later position has those same options; the capacity is then maximised over the orders of
+  // those blocks rather than position by position (exact over orders, so still a lower bound).
   // The bound (1e300 when no assignment fits in memory).
-  double lower_bound_s(const Options& options) const;
+  double lower_bound_s(const Options& options, int free_from = -1) const;
   // bound >= threshold_s, decided with one capacity evaluation.
-  bool reaches(const Options& options, double threshold_s) const;
+  bool reaches(const Options& options, double threshold_s, int free_from = -1) const;
   // Most layers positions from..pp-1 can hold in memory together under `options`.
   long long layers_fit_from(const Options& options, int from) const;
+  // floor[r] (r = 0..num_layers): a lower bound on the largest per-micro-batch stage time of
+  // positions from..pp-1 when they hold r layers together (each position's n-th layer needs at
+  // least its group's n cheapest layers and its end extras; 1e300 when they cannot hold r).
+  void least_time_for_layers(const Options& options, int from, std::vector<double>* floor) const;
 
  private:
   bool prepare(const Options& options, double* sum_c, double* floor_c) const;
-  bool holds(const Options& options, double c) const;
+  bool holds(const Options& options, double c, int free_from) const;
   double objective(double sum_c, double max_c) const;
   const std::vector<GroupBoundTerms>& terms_;
   int pp_, num_layers_;
   long long m_;
   int vpp_;
   std::vector<std::vector<int>> fit_;       // [group][position]: layers that fit in memory
+  std::vector<std::vector<int>> fit_moe_;   // [group][position]: MoE layers that fit in memory
+  int num_moe_ = 0;                         // MoE layers, when the model also has dense ones (else 0)
   std::vector<std::vector<double>> extra_;  // [group][position]: end extras
   std::vector<std::vector<double>> floor_;  // [group][position]: least time of vpp layers (1e300: none fit)
   double layers_sum_c_ = 0;
+  std::vector<int> blocks_;
+  mutable std::vector<long long> most_sum_, most_moe_sum_, best_, best_moe_;  // holds() scratch
+  mutable std::vector<int> start_;
+  mutable std::vector<double> breakpoints_;  // least_time_for_layers() scratch
 };
 
 // Weights, gradients and optimizer state of all layers (with distributed-optimizer sharding, the

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "hapmoe/parallel_config.hpp"
@@ -62,6 +64,13 @@ class CandidateSpace {
 
  private:
   bool next_set(const MeshShape& shape, std::vector<int>& counts) const;
+  // check_group_set_rules' rule name for sorted groups ("" = passes), kept by group bit mask
+  // (the same sets recur in every shape).
+  const std::string& group_set_rule(const std::vector<int>& groups) const;
+  mutable std::unordered_map<uint64_t, std::string> set_rules_;
+  mutable std::vector<int> set_rule_flat_;          // < 17 groups: index into set_rule_names_, -1 unknown
+  mutable std::vector<std::string> set_rule_names_;  // [0] = "" (passes)
+  mutable std::string set_rule_;
   const Scenario& s_;
   std::vector<MeshShape> shapes_;
   std::vector<int> class_of_;
@@ -74,9 +83,17 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
   std::vector<int> counts(class_groups_.size(), 0);
   const std::vector<int>& allowed_pp = s_.search.pp;
   const int fixed_pp = static_cast<int>(s_.search.layer_split.size());
+  GroupSet set;  // refilled for each set (fn sees it until it returns)
+  set.groups.reserve(shape.stages_per_group.size());
+  // Cuts are counted here and added to *pruned once (not a string-keyed look-up per set).
+  long long pp_range = 0;
+  std::vector<std::pair<std::string, long long>> rule_cuts;
+  auto count_cuts = [&]() {
+    if (pp_range > 0) (*pruned)["pp_range"] += pp_range;
+    for (const auto& [rule, cut] : rule_cuts) (*pruned)[rule] += cut;
+  };
   while (next_set(shape, counts)) {
-    GroupSet set;
-    set.groups.reserve(shape.stages_per_group.size());
+    set.groups.clear();
     long long pp = 0;
     for (size_t c = 0; c < counts.size(); ++c) {
       int taken = 0;
@@ -90,16 +107,22 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
     }
     const bool pp_allowed = allowed_pp.empty() || std::find(allowed_pp.begin(), allowed_pp.end(), pp) != allowed_pp.end();
     if (pp > s_.model.num_layers || !pp_allowed || (fixed_pp > 0 && pp != fixed_pp)) {
-      ++(*pruned)["pp_range"];
+      ++pp_range;
       continue;
     }
     std::sort(set.groups.begin(), set.groups.end());
-    if (auto v = check_group_set_rules(s_, set.groups)) {  // vendor, common FP8 recipe
-      ++(*pruned)[v->rule];
+    if (const std::string& rule = group_set_rule(set.groups); !rule.empty()) {  // vendor, common FP8 recipe
+      auto known = std::find_if(rule_cuts.begin(), rule_cuts.end(), [&](const auto& r) { return r.first == rule; });
+      if (known == rule_cuts.end()) known = rule_cuts.insert(rule_cuts.end(), {rule, 0});
+      ++known->second;
       continue;
     }
-    if (!fn(set)) return false;
+    if (!fn(set)) {
+      count_cuts();
+      return false;
+    }
   }
+  count_cuts();
   return true;
 }
 

@@ -50,8 +50,10 @@ class IncrementalSplit {
   // the stages after it can hold in memory together (so this stage takes at least the rest).
   // Returns false when no label survives (every split through this prefix is infeasible or
   // cannot beat incumbent_s).
+  // rest_floor (optional, [j] for j = 0..num_layers): a lower bound on the largest
+  // per-micro-batch time of the stages after this one when this one ends at layer j.
   bool push(const StageCostModel& model, const StageLinks& links, double incumbent_s, SplitCounters* counters,
-            long long layers_after_max = 1LL << 40);
+            long long layers_after_max = 1LL << 40, const std::vector<double>* rest_floor = nullptr);
   void pop();
   int depth() const;
   // Best complete split (depth() == pp), or nullopt when none beats incumbent_s.

@@ -20,6 +20,19 @@ struct RuleViolation {
 };
 using RuleResult = std::optional<RuleViolation>;
 
+// While one is alive, the rules checked on this thread leave RuleViolation::message empty (for
+// callers that only count rule names, such as the candidate enumerator: no text is built).
+class RuleNamesOnly {
+ public:
+  RuleNamesOnly();
+  ~RuleNamesOnly();
+  RuleNamesOnly(const RuleNamesOnly&) = delete;
+  RuleNamesOnly& operator=(const RuleNamesOnly&) = delete;
+
+ private:
+  bool was_;
+};
+
 // --- Mesh rules: depend on the mesh shape (incl. pp and vpp) only. ---
 RuleResult rule_heads_divisible_by_tp(const Scenario& s, const Mesh& x);
 RuleResult rule_query_groups_vs_tp(const Scenario& s, const Mesh& x);

@@ -52,6 +52,9 @@ struct StageCost {
   bool fits() const { return peak_bytes() <= capacity_bytes; }
 };
 
+// Memory full-iteration CUDA graphs keep (GiB) at pipeline size pp.
+double cuda_graph_memory_gib(const TrainingSpec& t, int pp);
+
 // Per-layer terms depend on tp, cp, ep, etp, micro-batch, sequence parallelism and recompute
 // only; dp, pp and vpp enter at cost() time, so one model serves every DP size and placement.
 class StageCostModel {
@@ -62,15 +65,33 @@ class StageCostModel {
   // `mesh` must share the layer-level fields of the constructor's mesh.
   StageCost cost(int stage, int first_layer, int num_layers, const StageLinks& links,
                  const Mesh& mesh) const;
-  const LayerCost& layer(int i) const { return layers_[i]; }
+  const LayerCost& layer(int i) const { return kinds_[kind_of_[i]]; }
+  // The distinct layer kinds: layer(i) is kind(kind_of(i)); kind_layers(k) layers are of kind k.
+  int num_layers() const { return static_cast<int>(kind_of_.size()); }
+  int num_kinds() const { return static_cast<int>(kinds_.size()); }
+  const LayerCost& kind(int k) const { return kinds_[k]; }
+  int kind_of(int i) const { return kind_of_[i]; }
+  const std::vector<unsigned char>& kinds_by_layer() const { return kind_of_; }
+  int kind_layers(int k) const { return kind_layers_[k]; }
   // Parameters of all layers on one GPU of a stage (TP-sharded dense, EP x ETP-sharded experts).
-  double total_dense_params() const { return sum_dense_.back(); }
-  double total_expert_params() const { return sum_expert_.back(); }
+  double total_dense_params() const { return sums_.back().dense; }
+  double total_expert_params() const { return sums_.back().expert; }
   // Per-micro-batch time the first stage (input embedding) and the last stage (output layer,
   // loss, MTP) add on top of their layers.
   double first_extra_s() const { return first_extras_.fwd_s + first_extras_.bwd_s + first_extras_.tp_s + first_extras_.ep_s; }
   double last_extra_s() const { return last_extras_.fwd_s + last_extras_.bwd_s + last_extras_.tp_s + last_extras_.ep_s; }
   int group() const { return group_; }
+  // Memory terms of a stage besides its layers (for lower bounds): parameters and activation
+  // bytes the first stage (input embedding, activations per micro-batch in flight) and the last
+  // stage (output layer, loss, MTP; activations once) add, the embedding copy the last stage
+  // keeps when pp > 1, and the recompute working bytes every stage adds.
+  double first_extra_dense_params() const { return first_extras_.dense_params; }
+  double first_extra_activation_bytes() const { return first_extras_.activation_bytes; }
+  double last_extra_dense_params() const { return last_extras_.dense_params; }
+  double last_extra_expert_params() const { return last_extras_.expert_params; }
+  double last_extra_activation_bytes() const { return last_extras_.activation_bytes; }
+  double embedding_copy_params() const { return embedding_copy_params_; }
+  double working_bytes() const { return working_bytes_; }
 
  private:
   struct Extras {  // output layer + loss (+ MTP) or input embedding, per micro-batch
@@ -78,9 +99,13 @@ class StageCostModel {
     double dense_params = 0, expert_params = 0, activation_bytes = 0;
   };
   Extras first_extras_, last_extras_;
-  std::vector<LayerCost> layers_;
-  std::vector<double> sum_fwd_, sum_bwd_, sum_tp_, sum_cp_, sum_ep_, sum_fwd_comm_, sum_dense_,
-      sum_expert_, sum_act_;
+  std::vector<LayerCost> kinds_;         // the distinct layer kinds' terms (at most 4)
+  std::vector<unsigned char> kind_of_;   // per layer: its index in kinds_
+  std::vector<int> kind_layers_;         // per kind: how many layers
+  struct Sums {  // of the LayerCost fields over layers [0, i)
+    double fwd = 0, bwd = 0, tp = 0, cp = 0, ep = 0, fwd_comm = 0, dense = 0, expert = 0, act = 0;
+  };
+  std::vector<Sums> sums_;  // [i], i = 0..L
   double working_bytes_ = 0;  // recompute: what one layer rebuilds before its backward
   double embedding_copy_params_ = 0;  // last stage keeps the embedding when tied or with MTP (pp > 1)
   double p2p_bytes_ = 0;

@@ -130,7 +130,9 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
   results.setStale(true);
   try {
     const urlWritten = writeUrl(s, view, true);  // compresses while the worker checks the inputs
-    const check = await client.validate(s);
+    // A prefetched plan of this scenario is already under way: its answer reports input errors
+    // as validate() would, so the worker is not asked twice.
+    const check = client.hasPrefetch(s) ? { ok: true } : await client.validate(s);
     await urlWritten;
     if (id !== runId) return;
     if (!check.ok && check.error?.code === 'internal') { showInternal(check.error); return; }

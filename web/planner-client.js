@@ -132,6 +132,11 @@ export class PlannerClient {
     return this.call('plan', scenario, onProgress);
   }
 
+  /** Whether plan(scenario) would take a prefetched answer (which reports input errors itself). */
+  hasPrefetch(scenario) {
+    return this.prefetched != null && this.prefetched.key === scenarioKey(scenario);
+  }
+
   /** Starts planning scenario now (e.g. the default one while the form is being built). */
   prefetchPlan(scenario) {
     this.#prefetch(scenario, this.call('plan', scenario));

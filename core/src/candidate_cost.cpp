@@ -422,14 +422,14 @@ int layers_in_time(const GroupBoundTerms& t, double c) { return layers_in_time(t
 
 int max_layers_in_memory(const GroupBoundTerms& t) { return layers_in_memory(t, 1.0); }
 
-PositionBound::PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, int num_layers,
+PositionBound::PositionBound(const std::vector<const GroupBoundTerms*>& terms, int pp, int num_layers,
                              long long num_microbatches, int vpp, std::vector<int> blocks)
     : terms_(terms) {
   reset(pp, num_layers, num_microbatches, vpp, blocks);
 }
 
 void PositionBound::reset(int pp, int num_layers, long long num_microbatches, int vpp, const std::vector<int>& blocks) {
-  const std::vector<GroupBoundTerms>& terms = terms_;
+  const std::vector<const GroupBoundTerms*>& terms = terms_;
   pp_ = pp;
   num_layers_ = num_layers;
   m_ = num_microbatches;
@@ -443,7 +443,7 @@ void PositionBound::reset(int pp, int num_layers, long long num_microbatches, in
     for (auto& row : table) row.assign(pp, value);
   };
   rows(fit_, 0);
-  const int moe_layers = n > 0 ? static_cast<int>(terms[0].lightest_moe_bytes.size()) - 1 : 0;
+  const int moe_layers = n > 0 ? static_cast<int>(terms[0]->lightest_moe_bytes.size()) - 1 : 0;
   num_moe_ = moe_layers > 0 && moe_layers < num_layers ? moe_layers : 0;
   if (num_moe_ > 0) rows(fit_moe_, 0);
   rows(extra_, 0.0);
@@ -451,19 +451,19 @@ void PositionBound::reset(int pp, int num_layers, long long num_microbatches, in
   for (int i = 0; i < pp; ++i) {
     const double in_flight = in_flight_microbatches(i, pp, vpp, num_microbatches);
     for (size_t g = 0; g < n; ++g) {
-      const double extra_bytes = position_extra_bytes(terms[g], i, pp, in_flight);
-      fit_[g][i] = layers_in_memory(terms[g], in_flight, extra_bytes);
+      const double extra_bytes = position_extra_bytes(*terms[g], i, pp, in_flight);
+      fit_[g][i] = layers_in_memory(*terms[g], in_flight, extra_bytes);
       if (num_moe_ > 0) {
-        fit_moe_[g][i] = layers_in_memory(terms[g], in_flight, extra_bytes, terms[g].lightest_moe_bytes,
-                                          terms[g].lightest_moe_act_bytes);
+        fit_moe_[g][i] = layers_in_memory(*terms[g], in_flight, extra_bytes, terms[g]->lightest_moe_bytes,
+                                          terms[g]->lightest_moe_act_bytes);
       }
-      extra_[g][i] = (i == 0 ? terms[g].first_extra_s : 0) + (i == pp - 1 ? terms[g].last_extra_s : 0);
-      if (fit_[g][i] >= vpp) floor_[g][i] = extra_[g][i] + terms[g].times->cheapest_sum_s[vpp];
+      extra_[g][i] = (i == 0 ? terms[g]->first_extra_s : 0) + (i == pp - 1 ? terms[g]->last_extra_s : 0);
+      if (fit_[g][i] >= vpp) floor_[g][i] = extra_[g][i] + terms[g]->times->cheapest_sum_s[vpp];
     }
   }
   for (int l = 0; l < num_layers; ++l) {  // every order of the set uses all its groups
     double best = 1e300;
-    for (const auto& t : terms) best = std::min(best, t.times->layer_s[l]);
+    for (const GroupBoundTerms* t : terms) best = std::min(best, t->times->layer_s[l]);
     layers_sum_c_ += best;
   }
 }
@@ -514,11 +514,11 @@ bool PositionBound::holds(const Options& options, double c, int free_from) const
         const int i = free_from + p;
         const double left = c - extra_[g][i];
         most_sum_[k * (span + 1) + p + 1] =
-            most_sum_[k * (span + 1) + p] + std::min(fit_[g][i], layers_in_time(terms_[g], left));
+            most_sum_[k * (span + 1) + p] + std::min(fit_[g][i], layers_in_time(*terms_[g], left));
         if (num_moe_ > 0) {
           most_moe_sum_[k * (span + 1) + p + 1] =
               most_moe_sum_[k * (span + 1) + p] +
-              std::min(fit_moe_[g][i], layers_in_time(terms_[g].times->cheapest_moe_sum_s, left));
+              std::min(fit_moe_[g][i], layers_in_time(terms_[g]->times->cheapest_moe_sum_s, left));
         }
       }
     }
@@ -552,9 +552,9 @@ bool PositionBound::holds(const Options& options, double c, int free_from) const
   for (int i = 0; i < end; ++i) {
     int most = 0, most_moe = 0;
     for (int g : options[i]) {
-      most = std::max(most, std::min(fit_[g][i], layers_in_time(terms_[g], c - extra_[g][i])));
+      most = std::max(most, std::min(fit_[g][i], layers_in_time(*terms_[g], c - extra_[g][i])));
       if (num_moe_ > 0) {
-        most_moe = std::max(most_moe, std::min(fit_moe_[g][i], layers_in_time(terms_[g].times->cheapest_moe_sum_s,
+        most_moe = std::max(most_moe, std::min(fit_moe_[g][i], layers_in_time(terms_[g]->times->cheapest_moe_sum_s,
                                                                                c - extra_[g][i])));
       }
     }
@@ -573,7 +573,7 @@ double PositionBound::lower_bound_s(const Options& options, int free_from) const
   double sum_c = 0, lo = 0;
   if (!prepare(options, &sum_c, &lo)) return 1e300;
   double hi = lo;
-  for (const auto& t : terms_) hi = std::max(hi, t.first_extra_s + t.last_extra_s + t.times->cheapest_sum_s.back());
+  for (const GroupBoundTerms* t : terms_) hi = std::max(hi, t->first_extra_s + t->last_extra_s + t->times->cheapest_sum_s.back());
   hi *= 2;
   if (!holds(options, hi, free_from)) return 1e300;  // memory: the positions cannot hold every layer
   if (!holds(options, lo, free_from)) {
@@ -597,7 +597,7 @@ void PositionBound::least_time_for_layers(const Options& options, int from, std:
     for (int n = 1; n <= most; ++n) {
       double least = 1e300;
       for (int g : options[i]) {
-        if (fit_[g][i] >= n) least = std::min(least, extra_[g][i] + terms_[g].times->cheapest_sum_s[n]);
+        if (fit_[g][i] >= n) least = std::min(least, extra_[g][i] + terms_[g]->times->cheapest_sum_s[n]);
       }
       breakpoints_.push_back(least);
     }

@@ -298,8 +298,8 @@ class EntrySearch {
   std::vector<int> first_guess_order(const MeshShape& shape) const {
     std::vector<int> order = set_->groups;
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      const GroupBoundTerms& x = terms_[index_of(a)];
-      const GroupBoundTerms& y = terms_[index_of(b)];
+      const GroupBoundTerms& x = *terms_[index_of(a)];
+      const GroupBoundTerms& y = *terms_[index_of(b)];
       if (x.room_bytes != y.room_bytes) return x.room_bytes > y.room_bytes;
       return x.times->min_layer_s < y.times->min_layer_s;
     });
@@ -334,8 +334,8 @@ class EntrySearch {
       models_.push_back(model);
       tv.push_back(&c_.times.get(model));
       stages.push_back(shape.stages_per_group[g]);
-      terms_.push_back(bound_terms(*model, *tv.back()));
-      caps.push_back(max_layers_in_memory(terms_.back()));
+      terms_.push_back(&bound_terms(*model, *tv.back()));  // the cache keeps it in place
+      caps.push_back(max_layers_in_memory(*terms_.back()));
     }
     const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
     const double threshold = top_.threshold();
@@ -481,7 +481,7 @@ class EntrySearch {
   long long m_ = 1;
   long long work_ = 0;  // bound evaluations over orders (4 count as one searched order)
   std::vector<const StageCostModel*> models_;  // per set group
-  std::vector<GroupBoundTerms> terms_;         // per set group
+  std::vector<const GroupBoundTerms*> terms_;  // per set group, in bound_terms_
   struct BoundKey {
     const StageCostModel* model;
     long long dense_shards, expert_shards;

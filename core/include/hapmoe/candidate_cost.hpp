@@ -135,7 +135,7 @@ class PositionBound {
  public:
   using Options = std::vector<std::vector<int>>;
   // blocks (optional, per group): the consecutive stages each group holds, for free_from below.
-  PositionBound(const std::vector<GroupBoundTerms>& terms, int pp, int num_layers, long long num_microbatches,
+  PositionBound(const std::vector<const GroupBoundTerms*>& terms, int pp, int num_layers, long long num_microbatches,
                 int vpp, std::vector<int> blocks = {});
   // The same for another pipeline of the same terms (their current contents), keeping buffers.
   void reset(int pp, int num_layers, long long num_microbatches, int vpp, const std::vector<int>& blocks = {});
@@ -158,7 +158,7 @@ class PositionBound {
   bool prepare(const Options& options, double* sum_c, double* floor_c) const;
   bool holds(const Options& options, double c, int free_from) const;
   double objective(double sum_c, double max_c) const;
-  const std::vector<GroupBoundTerms>& terms_;
+  const std::vector<const GroupBoundTerms*>& terms_;  // owned by the caller (e.g. its cache)
   int pp_, num_layers_;
   long long m_;
   int vpp_;

@@ -327,16 +327,19 @@ GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model
   const GpuSpec& gpu = s.cluster.groups[model.group()].gpu;
   t.room_bytes = (gpu.memory_gib - gpu.reserved_memory_gib) * kGiB;
   const long long dense_shards = static_cast<long long>(mesh.dp) * mesh.cp;
+  // A layer's weights, gradients and optimizer state per GPU (sharded as the mesh shards them).
+  const auto state_bytes = [&](const LayerCost& c) {
+    return weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
+                         s.training.use_distributed_optimizer, bound_weight_bytes(s.training, mesh))
+        .total();
+  };
   if (s.model.num_layers == model.num_layers() && model.num_kinds() <= 8) {
     // By kind: the same per-layer bytes and sorted sums.
     double bytes[8], act[8];
     bool moe[8];
     for (int k = 0; k < model.num_kinds(); ++k) {
       const LayerCost& c = model.kind(k);
-      bytes[k] =
-          weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
-                        s.training.use_distributed_optimizer, bound_weight_bytes(s.training, mesh))
-              .total();
+      bytes[k] = state_bytes(c);
       act[k] = c.activation_bytes;
       moe[k] = c.expert_params > 0;
     }
@@ -348,10 +351,7 @@ GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model
     std::vector<double> bytes(s.model.num_layers), act(s.model.num_layers);
     for (int l = 0; l < s.model.num_layers; ++l) {
       const LayerCost& c = model.layer(l);
-      bytes[l] =
-          weight_memory(c.dense_params, c.expert_params, dense_shards, mesh.expert_dp(),
-                        s.training.use_distributed_optimizer, bound_weight_bytes(s.training, mesh))
-              .total();
+      bytes[l] = state_bytes(c);
       act[l] = c.activation_bytes;
     }
     std::vector<double> moe_bytes, moe_act;

@@ -63,28 +63,7 @@ const StageCostModel* StageModelCache::get(const Mesh& mesh, int group) {
   group = model_group_[group];
   const Key key{mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size, mesh.recompute.key(),
                 mesh.ep_comm_overlap ? 1 : 0, group};
-  size_t h = KeyHash()(key);
-  h ^= h >> 31;
-  if (!slots_.empty()) {
-    for (size_t at = h & (slots_.size() - 1); slots_[at].model >= 0; at = (at + 1) & (slots_.size() - 1)) {
-      if (slots_[at].hash == h && slots_[at].key == key) return models_[slots_[at].model].get();
-    }
-  }
-  if (2 * (models_.size() + 1) > slots_.size()) {  // at most half full
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
-    for (const Slot& slot : old) {
-      if (slot.model < 0) continue;
-      size_t at = slot.hash & (slots_.size() - 1);
-      while (slots_[at].model >= 0) at = (at + 1) & (slots_.size() - 1);
-      slots_[at] = slot;
-    }
-  }
-  size_t at = h & (slots_.size() - 1);
-  while (slots_[at].model >= 0) at = (at + 1) & (slots_.size() - 1);
-  models_.push_back(std::make_unique<StageCostModel>(s_, shape(mesh.tp), mesh, group));
-  slots_[at] = Slot{h, key, static_cast<int>(models_.size() - 1)};
-  return models_.back().get();
+  return &models_.get(key, [&] { return StageCostModel(s_, shape(mesh.tp), mesh, group); });
 }
 
 SplitProblem make_split_problem(const Scenario& s, const Mesh& mesh, const std::vector<int>& stage_groups,

@@ -18,6 +18,7 @@
 #include "hapmoe/hetero_search.hpp"
 #include "hapmoe/layer_split_dp.hpp"
 #include "hapmoe/rules.hpp"
+#include "hapmoe/stable_map.hpp"
 
 namespace hapmoe {
 
@@ -55,49 +56,6 @@ std::optional<Error> check_request(const Scenario& s) {
   }
   return std::nullopt;
 }
-
-// A map whose values keep their addresses: open addressing over a power-of-two table of
-// indices (looked up per group of every candidate and entry, where a prime-modulo hash map's
-// division and node walk showed).
-template <class Key, class Value, class Hash>
-class StableMap {
- public:
-  // The value of `key`, made by make() the first time.
-  template <class Make>
-  Value& get(const Key& key, Make&& make) {
-    uint64_t h = static_cast<uint64_t>(Hash()(key)) * 0x9E3779B97F4A7C15ull;  // spread (pointers are aligned)
-    h ^= h >> 32;
-    if (!slots_.empty()) {
-      for (size_t at = h & (slots_.size() - 1); slots_[at].item >= 0; at = (at + 1) & (slots_.size() - 1)) {
-        const Slot& slot = slots_[at];
-        if (slot.hash == h && items_[slot.item].first == key) return *items_[slot.item].second;
-      }
-    }
-    if (2 * (items_.size() + 1) > slots_.size()) {  // at most half full
-      std::vector<Slot> old = std::move(slots_);
-      slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
-      for (const Slot& slot : old) {
-        if (slot.item >= 0) place(slot);
-      }
-    }
-    items_.emplace_back(key, std::make_unique<Value>(make()));
-    place(Slot{h, static_cast<long long>(items_.size() - 1)});
-    return *items_.back().second;
-  }
-
- private:
-  struct Slot {
-    uint64_t hash = 0;
-    long long item = -1;  // -1 = free
-  };
-  void place(const Slot& slot) {
-    size_t at = slot.hash & (slots_.size() - 1);
-    while (slots_[at].item >= 0) at = (at + 1) & (slots_.size() - 1);
-    slots_[at] = slot;
-  }
-  std::vector<Slot> slots_;
-  std::vector<std::pair<Key, std::unique_ptr<Value>>> items_;
-};
 
 // Per-layer times and parameter totals of each stage cost model, computed once.
 class LayerTimesCache {
@@ -137,27 +95,19 @@ struct EntryBuilder : SearchContext {
   };
   std::unordered_map<std::vector<int>, int, GroupsHash> set_ids;
 
-  std::unordered_map<uint64_t, int> set_ids_by_mask;  // the same, by group bit mask (< 64 groups)
-
-  std::vector<int> set_ids_flat;  // the same, indexed by the mask (< 17 groups; -1 = none yet)
+  std::vector<int> set_ids_flat;  // the same, indexed by the group bit mask (< 17 groups; -1 = none yet)
 
   int set_id(const GroupSet& g) {
-    const size_t groups = s.cluster.groups.size();
-    if (groups <= 64) {
+    if (s.cluster.groups.size() <= 16) {
       uint64_t mask = 0;
       for (int x : g.groups) mask |= uint64_t{1} << x;
-      if (groups <= 16) {
-        if (set_ids_flat.empty()) set_ids_flat.assign(size_t{1} << groups, -1);
-        int& id = set_ids_flat[mask];
-        if (id < 0) {
-          id = static_cast<int>(sets.size());
-          sets.push_back(g);
-        }
-        return id;
+      if (set_ids_flat.empty()) set_ids_flat.assign(size_t{1} << s.cluster.groups.size(), -1);
+      int& id = set_ids_flat[mask];
+      if (id < 0) {
+        id = static_cast<int>(sets.size());
+        sets.push_back(g);
       }
-      auto [it, added] = set_ids_by_mask.emplace(mask, static_cast<int>(sets.size()));
-      if (added) sets.push_back(g);
-      return it->second;
+      return id;
     }
     auto it = set_ids.find(g.groups);  // look up before building a node for the key
     if (it != set_ids.end()) return it->second;
@@ -357,9 +307,8 @@ class EntrySearch {
     options_.assign(mesh_.pp, any);
     // Against an incumbent, whether the position bound reaches it is one capacity evaluation
     // (the bound's value needs a bisection); without one, only an infeasible entry is cut.
-    const bool cut = set_bound >= threshold ||
-                     (threshold < 1e300 ? positions_->reaches(options_, threshold, 0)
-                                        : positions_->lower_bound_s(options_, 0) >= 1e300);
+    const bool cut = threshold < 1e300 ? positions_->reaches(options_, threshold, 0)
+                                       : positions_->lower_bound_s(options_, 0) >= 1e300;
     if (cut) {
       ++st_.pruned[threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound"];
       return false;
@@ -615,7 +564,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   StageModelCache cache(s);
   LayerTimesCache times(s.model.num_layers);
   const SearchContext context{s, space, cache, times, budget, st};
-  EntryBuilder builder{context, {}, {}, -1, {}, {}, {}};
+  EntryBuilder builder{context, {}, {}, -1, {}, {}};
   builder.build();
   const std::vector<SearchEntry>& entries = builder.entries;
   if (control.progress) control.progress(0.0, 0);

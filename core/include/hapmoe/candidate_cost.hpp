@@ -12,6 +12,7 @@
 #include "hapmoe/layer_split_dp.hpp"
 #include "hapmoe/model_shape.hpp"
 #include "hapmoe/parallel_config.hpp"
+#include "hapmoe/stable_map.hpp"
 #include "hapmoe/stage_cost.hpp"
 
 namespace hapmoe {
@@ -46,15 +47,7 @@ class StageModelCache {
   std::unordered_map<long long, std::pair<double, double>> params_;  // by (tp, ep x etp)
   long long last_params_key_ = -1;                                   // the last one looked up
   std::pair<double, double> last_params_;
-  // Models by key: open addressing over a power-of-two table of indices into models_ (looked up
-  // for every group of every shape and entry; no modulo, no node per model).
-  struct Slot {
-    size_t hash = 0;
-    Key key{};
-    int model = -1;  // -1 = free
-  };
-  std::vector<Slot> slots_;
-  std::vector<std::unique_ptr<StageCostModel>> models_;
+  StableMap<Key, StageCostModel, KeyHash> models_;  // by key
 };
 
 // The layer-split problem of `mesh` with stage i on node group stage_groups[i].

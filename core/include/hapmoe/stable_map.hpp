@@ -1,0 +1,54 @@
+// StableMap: a hash map whose values keep their addresses, for the search's caches (looked up
+// per group of every candidate and entry, where a prime-modulo hash map's division and node
+// walk showed): open addressing over a power-of-two table of indices, values owned by pointer.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace hapmoe {
+
+template <class Key, class Value, class Hash>
+class StableMap {
+ public:
+  // The value of `key`, made by make() the first time.
+  template <class Make>
+  Value& get(const Key& key, Make&& make) {
+    uint64_t h = static_cast<uint64_t>(Hash()(key)) * 0x9E3779B97F4A7C15ull;  // spread (pointers are aligned)
+    h ^= h >> 32;
+    if (!slots_.empty()) {
+      for (size_t at = h & (slots_.size() - 1); slots_[at].item >= 0; at = (at + 1) & (slots_.size() - 1)) {
+        const Slot& slot = slots_[at];
+        if (slot.hash == h && items_[slot.item].first == key) return *items_[slot.item].second;
+      }
+    }
+    if (2 * (items_.size() + 1) > slots_.size()) {  // at most half full
+      std::vector<Slot> old = std::move(slots_);
+      slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
+      for (const Slot& slot : old) {
+        if (slot.item >= 0) place(slot);
+      }
+    }
+    items_.emplace_back(key, std::make_unique<Value>(make()));
+    place(Slot{h, static_cast<long long>(items_.size() - 1)});
+    return *items_.back().second;
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    long long item = -1;  // -1 = free
+  };
+  void place(const Slot& slot) {
+    size_t at = slot.hash & (slots_.size() - 1);
+    while (slots_[at].item >= 0) at = (at + 1) & (slots_.size() - 1);
+    slots_[at] = slot;
+  }
+  std::vector<Slot> slots_;
+  std::vector<std::pair<Key, std::unique_ptr<Value>>> items_;
+};
+
+}  // namespace hapmoe

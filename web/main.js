@@ -67,10 +67,10 @@ function partsWithoutField(scenario) {
   return out;
 }
 
-/** What the page plans when opened without a link (an absent preset: the first one instead). */
-/** The scenario the page opens with: boot.js's, which already asked the worker to plan it. */
+/** What the page plans when opened without a link: boot.js's, which already asked the worker to plan it. */
 const DEFAULT_SCENARIO = self.hapmoeDefaultScenario;
 
+/** DEFAULT_SCENARIO with an absent preset replaced by the first one. */
 function defaultScenario(presets) {
   const pick = (ids, wanted) => (wanted in ids ? wanted : Object.keys(ids)[0]);
   return { ...DEFAULT_SCENARIO, model: pick(presets.models, DEFAULT_SCENARIO.model), cluster: pick(presets.clusters, DEFAULT_SCENARIO.cluster) };

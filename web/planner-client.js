@@ -37,8 +37,8 @@ export function scenarioKey(value) {
 export class PlannerClient {
   /**
    * boot: boot.js's {worker, messages, plan} to adopt: its worker of workerUrl, the messages it
-   * answered before this client existed, and the plan request it sent with id 0 (taken as a
-   * prefetchPlan()); else a worker is started.
+   * answered before this client existed, and the plan request it sent with id 0 (taken as the
+   * prefetched plan); else a worker is started.
    */
   constructor(workerUrl = 'worker.js', { budgetMs = DEFAULT_BUDGET_MS, boot = null } = {}) {
     this.workerUrl = workerUrl;
@@ -48,7 +48,11 @@ export class PlannerClient {
     this.prefetched = null;
     this.#start(boot?.worker);
     if (!boot?.worker) return;
-    if (boot.plan) this.#prefetch(boot.plan.scenario, this.#track(boot.plan.id));
+    if (boot.plan) {
+      const promise = this.#track(boot.plan.id);
+      promise.catch(() => {});  // a failed prefetch only means plan() searches itself
+      this.prefetched = { key: scenarioKey(boot.plan.scenario), promise };
+    }
     for (const m of boot.messages) this.#onMessage(m);
     boot.messages.length = 0;
   }
@@ -73,11 +77,6 @@ export class PlannerClient {
       }, this.budgetMs);
       this.pending.set(id, { resolve, reject, onProgress, timer });
     });
-  }
-
-  #prefetch(scenario, promise) {
-    promise.catch(() => {});  // a failed prefetch only means plan() searches itself
-    this.prefetched = { key: scenarioKey(scenario), promise };
   }
 
   #replace(err) {
@@ -122,8 +121,8 @@ export class PlannerClient {
   schema() { return this.call('schema'); }
   validate(scenario) { return this.call('validate', scenario); }
   /**
-   * Plans scenario. The answer of an earlier prefetchPlan() of the same scenario (same fields and
-   * values; the caller has validated its format) is used once instead of searching again.
+   * Plans scenario. The answer of boot.js's prefetched plan of the same scenario (same fields and
+   * values) is used once instead of searching again.
    */
   plan(scenario, onProgress) {
     const pre = this.prefetched;
@@ -137,10 +136,6 @@ export class PlannerClient {
     return this.prefetched != null && this.prefetched.key === scenarioKey(scenario);
   }
 
-  /** Starts planning scenario now (e.g. the default one while the form is being built). */
-  prefetchPlan(scenario) {
-    this.#prefetch(scenario, this.call('plan', scenario));
-  }
   /** The core's schedule of scenario.plan (docs/scenario.md "Timeline"). */
   timeline(scenario) { return this.call('timeline', scenario); }
 

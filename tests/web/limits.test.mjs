@@ -100,3 +100,20 @@ test('the service worker pre-caches every file of the page', () => {
   for (const f of fs.readdirSync(WEB).filter((n) => /\.(js|css|html)$/.test(n) && n !== 'sw.js')) assert.ok(listed.has(f), `${f} missing from sw.js FILES`);
   for (const f of ['hapmoe.js', 'hapmoe.wasm']) assert.ok(listed.has(f));
 });
+
+test('index.html preloads exactly the modules main.js imports, directly or not', () => {
+  // A module missing here is found only once its importer has loaded: one more round trip before
+  // the page can run (profile-form.js was, and cost 200-280 ms of a first visit under load).
+  const html = fs.readFileSync(path.join(WEB, 'index.html'), 'utf8');
+  const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([\w.-]+)">/g)].map((m) => m[1]);
+  const graph = new Set();
+  const visit = (file) => {
+    const src = fs.readFileSync(path.join(WEB, file), 'utf8');
+    for (const m of src.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s*'\.\/([\w.-]+\.js)'/gm)) {
+      if (!graph.has(m[1])) { graph.add(m[1]); visit(m[1]); }
+    }
+  };
+  visit('main.js');
+  assert.ok(graph.size > 10, `import graph of main.js: ${[...graph].join(', ')}`);
+  assert.deepEqual([...preloaded].sort(), [...graph].sort());
+});

@@ -1,6 +1,7 @@
 // Run controls: Plan/Cancel buttons, progress bar and status text. The current state is also
 // published as document.body.dataset.state ('loading' | 'idle' | 'running'), and the number of
 // finished runs as document.body.dataset.runs, for tests and automation.
+import { int } from './format.js';
 
 /** els: {plan, cancel, progress, status}. */
 export function createRunStatus(els) {
@@ -10,7 +11,7 @@ export function createRunStatus(els) {
 
   function text() {
     const secs = ((performance.now() - started) / 1000).toFixed(1);
-    return evaluated > 0 ? `${evaluated.toLocaleString('en-US')} candidates evaluated · ${secs} s` : `${els.phase} · ${secs} s`;
+    return evaluated > 0 ? `${int(evaluated)} candidates evaluated · ${secs} s` : `${els.phase} · ${secs} s`;
   }
 
   return {

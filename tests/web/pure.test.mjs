@@ -7,6 +7,7 @@ import { timelineChartSvg, stageOps } from '../../web/timeline-chart.js';
 import { encodeScenario, decodeHash } from '../../web/url-state.js';
 import { modelSpecFromHfConfig } from '../../web/hf-config.js';
 import { pathPrefixes } from '../../web/errors.js';
+import { int } from '../../web/format.js';
 
 test('charts are SVG strings with one bar or row per stage', () => {
   const stages = [{ gpu: 'h800-sxm', weights_gib: 10, gradients_gib: 5, optimizer_state_gib: 3, activations_gib: 20, reserved_gib: 5, forward_s: 0.01, backward_s: 0.02 },
@@ -101,4 +102,14 @@ test('errorBand shows the core\'s prediction band next to the iteration time', a
   assert.match(band, /±6 % \(12\.45–14\.04 s\)/);
   assert.match(band, /not calibrated/);
   assert.equal(errorBand({ iteration_time_s: 1 }), '');
+});
+
+test('int() groups thousands as en-US does, without the locale data', () => {
+  for (const v of [0, 7, 999, 1000, 65536, 1234567, -1000, -1234567.4, 12345.6, 2 ** 53]) {
+    assert.equal(int(v), Math.round(v).toLocaleString('en-US'), String(v));
+  }
+  assert.equal(int(1e21), '1,000,000,000,000,000,000,000');
+  assert.equal(int(-0.4), '0');
+  assert.equal(int(NaN), '—');
+  assert.equal(int(Infinity), '—');
 });

@@ -10,14 +10,16 @@ export const MAX_HASH_CHARS = 64 * 1024;
 /** Largest inflated scenario accepted, in bytes. */
 export const MAX_INFLATED_BYTES = 256 * 1024;
 
-async function pipeBytes(bytes, transform) {
-  const stream = new Blob([bytes]).stream().pipeThrough(transform);
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-/** Inflates deflate-raw bytes, stopping (and throwing) as soon as the output passes maxBytes. */
-export async function inflateLimited(bytes, maxBytes = MAX_INFLATED_BYTES) {
-  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
+/**
+ * bytes through a (de)compression stream, read chunk by chunk; throws once the output passes
+ * maxBytes. The bytes are written to the stream directly: a Blob's stream is read through the
+ * browser process, and that waited 100-300 ms behind the module's compilation on a first visit.
+ */
+async function transformBytes(bytes, transform, maxBytes = Infinity) {
+  const writer = transform.writable.getWriter();
+  writer.write(bytes).catch(() => {});  // a failure shows in read() below
+  writer.close().catch(() => {});
+  const reader = transform.readable.getReader();
   const chunks = [];
   let total = 0;
   for (;;) {
@@ -34,6 +36,11 @@ export async function inflateLimited(bytes, maxBytes = MAX_INFLATED_BYTES) {
   let at = 0;
   for (const c of chunks) { out.set(c, at); at += c.length; }
   return out;
+}
+
+/** Inflates deflate-raw bytes, stopping (and throwing) as soon as the output passes maxBytes. */
+export function inflateLimited(bytes, maxBytes = MAX_INFLATED_BYTES) {
+  return transformBytes(bytes, new DecompressionStream('deflate-raw'), maxBytes);
 }
 
 function toBase64Url(bytes) {
@@ -62,7 +69,7 @@ export function decodeView(text) {
 /** Returns the hash (with leading '#') that encodes the scenario object and optional view. */
 export async function encodeScenario(scenario, view = null) {
   const raw = new TextEncoder().encode(JSON.stringify(scenario));
-  const packed = await pipeBytes(raw, new CompressionStream('deflate-raw'));
+  const packed = await transformBytes(raw, new CompressionStream('deflate-raw'));
   return '#' + PREFIX + toBase64Url(packed) + (view ? `&v=${encodeView(view)}` : '');
 }
 

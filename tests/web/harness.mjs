@@ -66,6 +66,28 @@ export async function openAndPlan(h, url, options) {
 
 export const field = (p) => `[data-field="${p}"]`;
 
+/**
+ * Opens url and measures its first plan: {painted, seen} in ms after navigation. painted: when the
+ * browser painted the best plan's summary (Element Timing, "plan-summary" in results-view.js);
+ * seen: when a poll from here first found the plans table and the Megatron command in the page.
+ * Nothing is injected into the page before it is painted (playwright's waitForFunction evaluates
+ * a 300 KB script on the page's main thread, 50 ms of a first visit on this machine).
+ */
+export async function firstPlanTimes(page, url, timeout = PLAN_TIMEOUT) {
+  await page.goto(url, { waitUntil: 'commit' });
+  const painted = await page.evaluate((ms) => new Promise((resolve, reject) => {
+    setTimeout(() => reject(new Error(`no plan painted within ${ms} ms`)), ms);
+    new PerformanceObserver((list) => {
+      const e = list.getEntries().find((x) => x.identifier === 'plan-summary');
+      if (e) resolve(e.renderTime || e.loadTime);
+    }).observe({ type: 'element', buffered: true });
+  }), timeout);
+  await page.waitForFunction(() => document.querySelector('#plans tbody tr') && /--tensor-model-parallel-size/.test(document.body.textContent), null, { timeout });
+  const seen = await page.evaluate(() => performance.now());
+  return { painted, seen };
+}
+
+
 /** Page width beyond the viewport, in CSS pixels (0 when nothing scrolls sideways). */
 export const overflowX = (page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 

@@ -83,6 +83,8 @@ struct SearchContext {
 // Builds the sorted (bound, shape, set) entries: every group set of every shape that passes the
 // pipeline rules and the static memory bound.
 struct EntryBuilder : SearchContext {
+  explicit EntryBuilder(const SearchContext& c) : SearchContext(c) {}
+
   std::vector<GroupSet> sets;
   std::vector<SearchEntry> entries;
   double min_shortfall = -1;
@@ -116,75 +118,80 @@ struct EntryBuilder : SearchContext {
     return it->second;
   }
 
-  void build() {
-    std::vector<const GroupLayerTimes*> tv;
-    std::vector<int> stages;
-    struct PipelineRule {
-      int pp;
-      std::string rule;  // "" = passes
-      long long cut;     // sets cut by it in this shape
-    };
-    std::vector<PipelineRule> rule_of_pp;  // this shape's pipeline rules by pp
-    std::vector<const GroupLayerTimes*> shape_times;       // this shape's layer times by group
-    long long memory_bound = 0;  // counted here, added to st.pruned once
-    auto count_rules = [&]() {
-      for (const PipelineRule& r : rule_of_pp) {
-        if (r.cut > 0) st.pruned[r.rule] += r.cut;
-      }
-      rule_of_pp.clear();
-    };
+  // Kept out of line (as is add()): inlined, the driver was one 22 KB wasm function whose
+  // optimizing compile took 100-200 ms of CPU in the browser while the page's first plan ran.
+  [[gnu::noinline]] void build() {
     for (size_t i = 0; i < space.shapes().size() && !st.budget_reached; ++i) {
       const MeshShape& shape = space.shapes()[i];
       count_rules();
       shape_times.assign(shape.stages_per_group.size(), nullptr);
-      space.for_each_group_set(
-          shape,
-          [&](const GroupSet& set) {
-            if (static_cast<long long>(entries.size()) >= budget.max_entries) {
-              st.budget_reached = true;
-              return false;
-            }
-            // The pipeline rules depend on the set only through pp: check each pp once.
-            Mesh mesh = space.mesh_for(shape, set);
-            auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.pp == mesh.pp; });
-            if (known == rule_of_pp.end()) {
-              std::string rule;
-              space.complete_mesh(shape, set, &mesh, &rule);
-              known = rule_of_pp.insert(rule_of_pp.end(), {mesh.pp, rule, 0});
-            }
-            if (!known->rule.empty()) {
-              ++known->cut;
-              return true;
-            }
-            ++st.candidates;
-            const auto [dense, expert] = cache.layer_params(mesh);
-            const double shortfall =
-                static_memory_shortfall_bytes(s, mesh, set.groups, shape.stages_per_group, dense, expert);
-            if (shortfall > 0) {
-              ++memory_bound;
-              if (min_shortfall < 0 || shortfall < min_shortfall) min_shortfall = shortfall;
-              return true;
-            }
-            tv.clear();
-            stages.clear();
-            for (int g : set.groups) {
-              if (!shape_times[g]) shape_times[g] = &times.get(cache.get(mesh, g));  // same for every set
-              tv.push_back(shape_times[g]);
-              stages.push_back(shape.stages_per_group[g]);
-            }
-            const double sum_c = cheapest_layers_sum_s(tv, s.model.num_layers);  // by layer kind
-            const double bound = set_lower_bound_s(tv, stages, s.model.num_layers,
-                                                   num_microbatches(s.training, mesh), mesh.vpp, true, nullptr, &sum_c);
-            entries.push_back({bound, static_cast<int>(i), set_id(set)});
-            return true;
-          },
-          &st.pruned);
+      space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &st.pruned);
     }
     count_rules();
     if (memory_bound > 0) st.pruned["memory_bound"] += memory_bound;
     std::sort(entries.begin(), entries.end(), [](const SearchEntry& a, const SearchEntry& b) {
       return a.bound_s < b.bound_s || (a.bound_s == b.bound_s && (a.shape < b.shape || (a.shape == b.shape && a.set < b.set)));
     });
+  }
+
+ private:
+  struct PipelineRule {
+    int pp;
+    std::string rule;  // "" = passes
+    long long cut;     // sets cut by it in this shape
+  };
+  std::vector<PipelineRule> rule_of_pp;             // the current shape's pipeline rules by pp
+  std::vector<const GroupLayerTimes*> shape_times;  // the current shape's layer times by group
+  long long memory_bound = 0;                       // counted here, added to st.pruned once
+  std::vector<const GroupLayerTimes*> tv;           // add() scratch
+  std::vector<int> stages;
+
+  void count_rules() {
+    for (const PipelineRule& r : rule_of_pp) {
+      if (r.cut > 0) st.pruned[r.rule] += r.cut;
+    }
+    rule_of_pp.clear();
+  }
+
+  // The entry of one group set of shape (number shape_index), unless a rule or the static memory
+  // bound cuts it; false once the entry budget is spent.
+  [[gnu::noinline]] bool add(int shape_index, const MeshShape& shape, const GroupSet& set) {
+    if (static_cast<long long>(entries.size()) >= budget.max_entries) {
+      st.budget_reached = true;
+      return false;
+    }
+    // The pipeline rules depend on the set only through pp: check each pp once.
+    Mesh mesh = space.mesh_for(shape, set);
+    auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.pp == mesh.pp; });
+    if (known == rule_of_pp.end()) {
+      std::string rule;
+      space.complete_mesh(shape, set, &mesh, &rule);
+      known = rule_of_pp.insert(rule_of_pp.end(), {mesh.pp, rule, 0});
+    }
+    if (!known->rule.empty()) {
+      ++known->cut;
+      return true;
+    }
+    ++st.candidates;
+    const auto [dense, expert] = cache.layer_params(mesh);
+    const double shortfall = static_memory_shortfall_bytes(s, mesh, set.groups, shape.stages_per_group, dense, expert);
+    if (shortfall > 0) {
+      ++memory_bound;
+      if (min_shortfall < 0 || shortfall < min_shortfall) min_shortfall = shortfall;
+      return true;
+    }
+    tv.clear();
+    stages.clear();
+    for (int g : set.groups) {
+      if (!shape_times[g]) shape_times[g] = &times.get(cache.get(mesh, g));  // same for every set
+      tv.push_back(shape_times[g]);
+      stages.push_back(shape.stages_per_group[g]);
+    }
+    const double sum_c = cheapest_layers_sum_s(tv, s.model.num_layers);  // by layer kind
+    const double bound = set_lower_bound_s(tv, stages, s.model.num_layers, num_microbatches(s.training, mesh), mesh.vpp,
+                                           true, nullptr, &sum_c);
+    entries.push_back({bound, shape_index, set_id(set)});
+    return true;
   }
 };
 
@@ -564,7 +571,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   StageModelCache cache(s);
   LayerTimesCache times(s.model.num_layers);
   const SearchContext context{s, space, cache, times, budget, st};
-  EntryBuilder builder{context, {}, {}, -1, {}, {}};
+  EntryBuilder builder(context);
   builder.build();
   const std::vector<SearchEntry>& entries = builder.entries;
   if (control.progress) control.progress(0.0, 0);

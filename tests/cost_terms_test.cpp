@@ -655,7 +655,7 @@ TEST_CASE("fp8_recipe_for: the request if every GPU runs it, else the best share
 
 TEST_CASE("GPU presets: capabilities are fields, constants carry their source") {
   const auto catalog = hapmoe::load_builtin_presets();
-  for (auto it = catalog.gpus.begin(); it != catalog.gpus.end(); ++it) {
+  for (auto it = catalog.gpus.all().begin(); it != catalog.gpus.all().end(); ++it) {
     CAPTURE(it.key());
     const auto g = hapmoe::parse_gpu(nlohmann::json(it.key()), "gpu", catalog);
     REQUIRE(g.ok());

@@ -71,13 +71,61 @@ TEST_CASE("the local-path detector") {
   CHECK(cites_public_source("arXiv 2409.02060"));
 }
 
+namespace hapmoe::detail {
+extern const char* const kPresetGpusJson;
+extern const char* const kPresetModelsJson;
+extern const char* const kPresetClustersJson;
+}  // namespace hapmoe::detail
+
+TEST_CASE("a preset section split without parsing holds exactly what a full parse of its file does") {
+  const struct {
+    const char* text;
+    const char* section;
+    const hapmoe::PresetSection& split;
+  } files[] = {{hapmoe::detail::kPresetGpusJson, "gpus", presets().gpus},
+               {hapmoe::detail::kPresetModelsJson, "models", presets().models},
+               {hapmoe::detail::kPresetClustersJson, "clusters", presets().clusters}};
+  for (const auto& f : files) {
+    INFO("section ", f.section);
+    const json full = json::parse(f.text).at(f.section);
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : full.items()) keys.push_back(key);
+    CHECK(f.split.ids() == keys);
+    CHECK(f.split.size() == full.size());
+    for (const auto& [key, value] : full.items()) {
+      const json* got = f.split.find(key);
+      REQUIRE(got != nullptr);
+      CHECK(*got == value);
+    }
+    CHECK(f.split.all() == full);
+    CHECK(f.split.find("no-such-preset") == nullptr);
+    CHECK_THROWS_AS(f.split.at("no-such-preset"), json::out_of_range);
+  }
+}
+
+TEST_CASE("the preset splitter reads nested values, strings with escapes and repeated ids") {
+  const char* text = R"({"format": "x/1", "other": [1, {"a": "}"}], "gpus": {
+    "a": {"s": "quote \" and brace } and \\", "n": [1, [2, {"k": null}]], "b": true},
+    "b": {"x": -1.5e3},
+    "a": {"last": 1}
+  }, "tail": 0})";
+  const hapmoe::PresetSection section(text, "gpus");
+  CHECK(section.ids() == std::vector<std::string>{"a", "b"});
+  CHECK(*section.find("a") == json::parse(R"({"last": 1})"));  // the last of a repeated id, as JSON parsers keep
+  CHECK(section.at("b").at("x").get<double>() == -1500.0);
+  CHECK(section.all() == json::parse(text).at("gpus"));
+  CHECK_THROWS_AS(hapmoe::PresetSection(text, "models"), std::invalid_argument);
+  CHECK_THROWS_AS(hapmoe::PresetSection(R"({"gpus": {"a": {"x": 1})", "gpus"), std::invalid_argument);
+  CHECK_THROWS_AS(hapmoe::PresetSection(R"({"gpus": {"a": 1}})", "gpus"), std::invalid_argument);
+}
+
 TEST_CASE("every preset cites a public source and no local file") {
   const auto& catalog = presets();
   CHECK(catalog.gpus.size() >= 20);  // issue 10 item 12: at least 20 GPUs and 20 models
   CHECK(catalog.models.size() >= 20);
-  check_sources("gpus", catalog.gpus);
-  check_sources("models", catalog.models);
-  for (const auto& [key, model] : catalog.models.items()) {
+  check_sources("gpus", catalog.gpus.all());
+  check_sources("models", catalog.models.all());
+  for (const auto& [key, model] : catalog.models.all().items()) {
     const std::string id = key;  // clang 14 cannot capture a structured binding
     INFO("model ", id);
     const std::string source = model["source"].get<std::string>();
@@ -86,11 +134,11 @@ TEST_CASE("every preset cites a public source and no local file") {
     const bool paper_only = source.find("arXiv") != std::string::npos;
     CHECK((hf_config || paper_only));
   }
-  check_sources("clusters", catalog.clusters);
+  check_sources("clusters", catalog.clusters.all());
 }
 
 TEST_CASE("GPU presets parse and their numbers are physically plausible") {
-  for (const auto& [key, entry] : presets().gpus.items()) {
+  for (const auto& [key, entry] : presets().gpus.all().items()) {
     const std::string id = key;  // clang 14 cannot capture a structured binding
     INFO("gpu ", id);
     const auto parsed = hapmoe::parse_gpu(json(id), "gpu", presets());
@@ -118,7 +166,7 @@ TEST_CASE("GPU presets parse and their numbers are physically plausible") {
 }
 
 TEST_CASE("every cluster preset validates") {
-  for (const auto& [key, entry] : presets().clusters.items()) {
+  for (const auto& [key, entry] : presets().clusters.all().items()) {
     const std::string id = key;  // clang 14 cannot capture a structured binding
     INFO("cluster ", id);
     const json scenario = {{"format", hapmoe::kScenarioFormat},
@@ -198,7 +246,7 @@ TEST_CASE("model parameter counts are within 3% of the published counts") {
       CHECK(relative_error(active / 1e9, p.active_b) <= 0.03);
     }
   }
-  for (const auto& [key, model] : presets().models.items()) {
+  for (const auto& [key, model] : presets().models.all().items()) {
     const std::string id = key;  // clang 14 cannot capture a structured binding
     CHECK_MESSAGE(covered.count(id) == 1, "model preset without a published count: ", id);
   }

@@ -19,17 +19,17 @@ namespace {
 
 // A preset id string, or an object optionally starting from {"preset": id}, merged into one
 // object. `kind` names the preset family in messages.
-json resolve_preset(const json& v, const std::string& path, const json& section,
+json resolve_preset(const json& v, const std::string& path, const PresetSection& section,
                     const char* kind) {
   auto lookup = [&](const std::string& id, const std::string& at) -> json {
-    auto it = section.find(id);
-    if (it == section.end()) {
+    const json* preset = section.find(id);
+    if (!preset) {
       std::string ids;
-      for (auto p = section.begin(); p != section.end(); ++p) ids += (ids.empty() ? "" : ", ") + p.key();
+      for (const std::string& known : section.ids()) ids += (ids.empty() ? "" : ", ") + known;
       fail("unknown_preset", at, std::string("unknown ") + kind + " preset \"" + id +
                                      "\"; known: " + ids);
     }
-    json merged = *it;
+    json merged = *preset;
     merged["id"] = id;
     return merged;
   };

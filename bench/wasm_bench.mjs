@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { firstPlanTimes } from '../tests/web/harness.mjs';
 import { startServer } from '../scripts/static-server.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -52,11 +53,8 @@ const browser = await chromium.launch({ executablePath: process.env.HAPMOE_CHROM
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
 try {
   const page = await browser.newPage();
-  const t0 = Date.now();
-  await page.goto(`${server.url}/`);
-  await page.waitForFunction(() => document.querySelectorAll('.plans-table tbody tr, table tbody tr').length > 0 &&
-    /--tensor-model-parallel-size/.test(document.body.textContent), null, { timeout: 120_000 });
-  console.log(`page load -> first plan shown (default preset): ${Date.now() - t0} ms`);
+  const { painted, seen } = await firstPlanTimes(page, `${server.url}/`, 120_000);
+  console.log(`navigation -> first plan painted (default preset): ${Math.round(painted)} ms (plans and Megatron command seen by a poll at ${Math.round(seen)} ms)`);
   // The page's CSP keeps wasm in its worker; time the module on a blank same-origin page.
   const bench = await browser.newPage();
   await bench.route(`${server.url}/__bench.html`, (r) => r.fulfill({ body: '<!doctype html><title>bench</title>', contentType: 'text/html' }));

@@ -52,12 +52,22 @@ export function diagnosisMarkup(result) {
 }
 
 /**
+ * Resolves once the browser has painted what the page holds now (the task after the next frame),
+ * or after 50 ms where no frame comes (a hidden tab draws none).
+ */
+const afterNextPaint = () => new Promise((resolve) => {
+  requestAnimationFrame(() => setTimeout(resolve, 0));
+  setTimeout(resolve, 50);
+});
+
+/**
  * els: {root, summary, plans, compare, baselines, detail, detailTitle, stages, memory, timeline, megatron, actions}.
  * loadTimeline(plan) resolves with the core's answer to timeline() for that plan ({ok, timeline} or {ok: false, error}).
  */
 export function createResultsView(els, { onView = () => {}, loadTimeline = null } = {}) {
   let result = null;
   let timelineSeq = 0;
+  let renderSeq = 0;
   const compare = createCompareView(els.compare);
   const table = createPlansTable(els.plans, { onSelect: (i) => showPlan(i), onView, onCompare: (ix) => compare.pick(ix) });
   wireCopyButtons(els.megatron);
@@ -106,8 +116,16 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
       els.compare.hidden = !has;
       els.actions.hidden = false;
       els.summary.innerHTML = has ? summaryMarkup(result) : diagnosisMarkup(result);
-      els.baselines.innerHTML = has ? baselinesMarkup(result) : '';
-      if (has) { compare.render(result); await showPlan(table.render(result, view)); }
+      els.baselines.innerHTML = '';
+      if (!has) return;
+      const selected = table.render(result, view);
+      // The summary and the ranked plans are painted first; the rest follows a frame later.
+      const seq = ++renderSeq;
+      await afterNextPaint();
+      if (seq !== renderSeq) return;
+      els.baselines.innerHTML = baselinesMarkup(result);
+      compare.render(result);
+      await showPlan(selected);
     },
     /** Marks the shown result as stale (inputs changed or a new search is running). */
     setStale(stale) { els.root.classList.toggle('stale', stale); },

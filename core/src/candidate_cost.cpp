@@ -226,7 +226,8 @@ double cheapest_layers_sum_s(const std::vector<const GroupLayerTimes*>& times, i
   bool by_kind = !times.empty() && times.front()->kind_of && times.front()->kind_s.size() <= 8 &&
                  static_cast<int>(times.front()->kind_of->size()) == num_layers;
   for (const GroupLayerTimes* t : times) {
-    by_kind = by_kind && t->kind_of && *t->kind_of == *times.front()->kind_of &&
+    by_kind = by_kind && t->kind_of &&
+              (t->kind_of == times.front()->kind_of || *t->kind_of == *times.front()->kind_of) &&
               t->kind_s.size() == times.front()->kind_s.size();
   }
   if (by_kind) {

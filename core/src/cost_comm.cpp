@@ -4,21 +4,6 @@
 
 namespace hapmoe {
 
-double ring_collective_time_s(double bytes, long long n, const Link& link) {
-  if (n <= 1 || bytes <= 0) return 0;
-  return static_cast<double>(n - 1) / static_cast<double>(n) * bytes / link.bytes_per_s() +
-         link.latency_s;
-}
-
-double all_reduce_time_s(double bytes, long long n, const Link& link) {
-  return 2 * ring_collective_time_s(bytes, n, link);
-}
-
-double p2p_time_s(double bytes, const Link& link) {
-  if (bytes <= 0) return 0;
-  return bytes / link.bytes_per_s() + link.latency_s;
-}
-
 double alltoall_time_s(const AlltoallTraffic& t, const Link& scale_up, const Link& scale_out) {
   double time = 0;
   if (t.intra_bytes > 0)

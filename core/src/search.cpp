@@ -62,10 +62,21 @@ class LayerTimesCache {
  public:
   LayerTimesCache(int num_layers) : num_layers_(num_layers) {}
   const GroupLayerTimes& get(const StageCostModel* m) {
-    return times_.get(m, [&] { return group_layer_times(*m, num_layers_); });
+    return times_.get(m, [&] {
+      GroupLayerTimes t = group_layer_times(*m, num_layers_);
+      // Equal per-layer kind lists share one pointer (the first model's; the models outlive this
+      // cache), so that cheapest_layers_sum_s, called for every group set, compares pointers.
+      if (t.kind_of) {
+        const auto same = std::find_if(kinds_.begin(), kinds_.end(), [&](const auto* k) { return *k == *t.kind_of; });
+        if (same != kinds_.end()) t.kind_of = *same;
+        else kinds_.push_back(t.kind_of);
+      }
+      return t;
+    });
   }
 
  private:
+  std::vector<const std::vector<unsigned char>*> kinds_;  // the distinct kind lists seen
   int num_layers_;
   StableMap<const StageCostModel*, GroupLayerTimes, std::hash<const StageCostModel*>> times_;
 };

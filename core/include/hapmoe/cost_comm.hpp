@@ -6,13 +6,23 @@
 
 namespace hapmoe {
 
+// (Inline: StageCostModel::cost calls these for every stage the layer-split DP prices.)
+
 // Ring all-gather or reduce-scatter of a `bytes` buffer (the full, gathered size) over n ranks:
 // (n-1)/n x bytes / bandwidth + latency. Zero for n <= 1.
-double ring_collective_time_s(double bytes, long long n, const Link& link);
+inline double ring_collective_time_s(double bytes, long long n, const Link& link) {
+  if (n <= 1 || bytes <= 0) return 0;
+  return static_cast<double>(n - 1) / static_cast<double>(n) * bytes / link.bytes_per_s() + link.latency_s;
+}
 // Ring all-reduce = reduce-scatter + all-gather.
-double all_reduce_time_s(double bytes, long long n, const Link& link);
+inline double all_reduce_time_s(double bytes, long long n, const Link& link) {
+  return 2 * ring_collective_time_s(bytes, n, link);
+}
 // Point-to-point send of `bytes` over a link.
-double p2p_time_s(double bytes, const Link& link);
+inline double p2p_time_s(double bytes, const Link& link) {
+  if (bytes <= 0) return 0;
+  return bytes / link.bytes_per_s() + link.latency_s;
+}
 
 // Bytes one rank sends in an all-to-all, split by link.
 struct AlltoallTraffic {

@@ -70,11 +70,37 @@ ClusterSpec homogeneous_cluster_like(const ClusterSpec& c, int main) {
   return out;
 }
 
+namespace {
+// Whether entry a comes before b: by bound, then shape, then set.
+bool entry_before(const SearchEntry& a, const SearchEntry& b) {
+  return a.bound_s < b.bound_s || (a.bound_s == b.bound_s && (a.shape < b.shape || (a.shape == b.shape && a.set < b.set)));
+}
+bool entry_after(const SearchEntry& a, const SearchEntry& b) { return entry_before(b, a); }
+}  // namespace
+
+void SortedEntries::assign(std::vector<SearchEntry> entries) {
+  v_ = std::move(entries);
+  sorted_ = 0;
+  // Seen back to front, v_ is a heap whose top is the first entry (std heaps keep the greatest
+  // on top, hence entry_after).
+  std::make_heap(v_.rbegin(), v_.rend(), entry_after);
+}
+
+const SearchEntry& SortedEntries::operator[](size_t i) const {
+  while (sorted_ <= i) {
+    // Moves the heap's top (the next entry in order) to v_[sorted_], the heap's end seen back to front.
+    std::pop_heap(v_.rbegin(), v_.rend() - static_cast<std::ptrdiff_t>(sorted_), entry_after);
+    ++sorted_;
+  }
+  return v_[i];
+}
+
 std::optional<PlanEvaluation> uniform_baseline(const Scenario& s, const BaselineInputs& in) {
   std::optional<PlanEvaluation> best;
   double best_obj = 1e300;
   std::string best_key;
-  for (const SearchEntry& e : in.entries) {
+  for (size_t i = 0; i < in.entries.size(); ++i) {
+    const SearchEntry& e = in.entries[i];
     if (e.bound_s > best_obj) break;  // the bound holds for every order and split
     const Mesh mesh = entry_mesh(in, e);
     const std::vector<int> groups =
@@ -100,7 +126,8 @@ std::optional<PlanEvaluation> megatron_default_baseline(const Scenario& s, const
   std::optional<PlanEvaluation> pick;
   double pick_blind = 1e300;
   std::string pick_key;
-  for (const SearchEntry& e : in.entries) {
+  // Any order gives the same pick: the least (blind objective, plan key).
+  for (const SearchEntry& e : in.entries.any_order()) {
     if (in.sets[e.set].groups.size() != s.cluster.groups.size()) continue;  // all groups, as Megatron would
     const Mesh mesh = entry_mesh(in, e);
     const std::vector<int> groups =

@@ -91,13 +91,13 @@ struct SearchContext {
   SearchStats& st;
 };
 
-// Builds the sorted (bound, shape, set) entries: every group set of every shape that passes the
-// pipeline rules and the static memory bound.
+// Builds the (bound, shape, set) entries, read in bound order: every group set of every shape
+// that passes the pipeline rules and the static memory bound.
 struct EntryBuilder : SearchContext {
   explicit EntryBuilder(const SearchContext& c) : SearchContext(c) {}
 
   std::vector<GroupSet> sets;
-  std::vector<SearchEntry> entries;
+  SortedEntries entries;  // filled by build()
   double min_shortfall = -1;
   struct GroupsHash {
     size_t operator()(const std::vector<int>& v) const {
@@ -140,9 +140,7 @@ struct EntryBuilder : SearchContext {
     }
     count_rules();
     if (memory_bound > 0) st.pruned["memory_bound"] += memory_bound;
-    std::sort(entries.begin(), entries.end(), [](const SearchEntry& a, const SearchEntry& b) {
-      return a.bound_s < b.bound_s || (a.bound_s == b.bound_s && (a.shape < b.shape || (a.shape == b.shape && a.set < b.set)));
-    });
+    entries.assign(std::move(built_));
   }
 
  private:
@@ -154,6 +152,7 @@ struct EntryBuilder : SearchContext {
   std::vector<PipelineRule> rule_of_pp;             // the current shape's pipeline rules by pp
   std::vector<const GroupLayerTimes*> shape_times;  // the current shape's layer times by group
   long long memory_bound = 0;                       // counted here, added to st.pruned once
+  std::vector<SearchEntry> built_;                  // entries as add() makes them
   std::vector<const GroupLayerTimes*> tv;           // add() scratch
   std::vector<int> stages;
 
@@ -167,7 +166,7 @@ struct EntryBuilder : SearchContext {
   // The entry of one group set of shape (number shape_index), unless a rule or the static memory
   // bound cuts it; false once the entry budget is spent.
   [[gnu::noinline]] bool add(int shape_index, const MeshShape& shape, const GroupSet& set) {
-    if (static_cast<long long>(entries.size()) >= budget.max_entries) {
+    if (static_cast<long long>(built_.size()) >= budget.max_entries) {
       st.budget_reached = true;
       return false;
     }
@@ -201,7 +200,7 @@ struct EntryBuilder : SearchContext {
     const double sum_c = cheapest_layers_sum_s(tv, s.model.num_layers);  // by layer kind
     const double bound = set_lower_bound_s(tv, stages, s.model.num_layers, num_microbatches(s.training, mesh), mesh.vpp,
                                            true, nullptr, &sum_c);
-    entries.push_back({bound, shape_index, set_id(set)});
+    built_.push_back({bound, shape_index, set_id(set)});
     return true;
   }
 };
@@ -584,7 +583,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   const SearchContext context{s, space, cache, times, budget, st};
   EntryBuilder builder(context);
   builder.build();
-  const std::vector<SearchEntry>& entries = builder.entries;
+  const SortedEntries& entries = builder.entries;
   if (control.progress) control.progress(0.0, 0);
 
   TopK top(static_cast<size_t>(std::max(1, s.search.top_k)), prune_above_s);

@@ -5,7 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
 #include <set>
+#include <tuple>
 
 #include "hapmoe/candidate_cost.hpp"
 #include "hapmoe/even_split_baseline.hpp"
@@ -199,4 +202,38 @@ TEST_CASE("Metis-style falls back to the next GPU type when the main type's clus
   REQUIRE(m.homogeneous_group);
   CHECK(*m.homogeneous_group == 1);
   REQUIRE(m.ep);
+}
+
+TEST_CASE("SortedEntries reads entries in (bound, shape, set) order, sorting only as far as read") {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<SearchEntry> entries;
+    const int n = static_cast<int>(rng() % 300);
+    for (int i = 0; i < n; ++i) {
+      // Few distinct bounds and shapes, so that ties on the bound and on the shape are common.
+      entries.push_back({static_cast<double>(rng() % 7) * 0.5, static_cast<int>(rng() % 5), i});
+    }
+    std::shuffle(entries.begin(), entries.end(), rng);
+    std::vector<SearchEntry> want = entries;
+    std::sort(want.begin(), want.end(), [](const SearchEntry& a, const SearchEntry& b) {
+      return std::tie(a.bound_s, a.shape, a.set) < std::tie(b.bound_s, b.shape, b.set);
+    });
+    SortedEntries sorted;
+    sorted.assign(entries);
+    REQUIRE(sorted.size() == want.size());
+    // Read a prefix first: what was read stays in place while later entries are sorted.
+    const size_t prefix = n > 0 ? rng() % n : 0;
+    std::vector<const SearchEntry*> read;
+    for (size_t i = 0; i < prefix; ++i) read.push_back(&sorted[i]);
+    for (size_t i = 0; i < want.size(); ++i) {
+      CHECK(sorted[i].bound_s == want[i].bound_s);
+      CHECK(sorted[i].shape == want[i].shape);
+      CHECK(sorted[i].set == want[i].set);
+    }
+    for (size_t i = 0; i < prefix; ++i) CHECK(read[i] == &sorted[i]);
+    // any_order(): every entry once (sets are unique here).
+    std::set<int> seen;
+    for (const SearchEntry& e : sorted.any_order()) seen.insert(e.set);
+    CHECK(seen.size() == entries.size());
+  }
 }

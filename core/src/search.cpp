@@ -507,8 +507,9 @@ std::optional<Scenario> offload_fallback_scenario(const Scenario& s) {
 }
 
 namespace {
+// cache and times may come from a search of a scenario that differs in search fields only.
 Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
-                                   double prune_above_s);
+                                   double prune_above_s, StageModelCache& cache, LayerTimesCache& times);
 }  // namespace
 
 bool offload_may_help(const SearchResult& r) {
@@ -540,8 +541,13 @@ SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
 
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
   if (s.search.mode == SearchMode::kHetero) return hetero_search(s, control, budget);
+  // The searches without and with optimizer offload share their stage cost models and layer
+  // times: the scenarios differ only in search fields, which no model reads (cost() takes the
+  // offload fraction from the mesh).
+  StageModelCache cache(s);
+  LayerTimesCache times(s.model.num_layers);
   const auto offload = offload_fallback_scenario(s);
-  if (!offload) return search_once(s, control, budget, 1e300);
+  if (!offload) return search_once(s, control, budget, 1e300, cache, times);
   // Progress: the first search to kFirstPassShare, a retry the rest.
   constexpr double kFirstPassShare = 0.8;
   auto scaled = [&control](double from, double share) {
@@ -551,7 +557,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
     }
     return c;
   };
-  auto r = search_once(s, scaled(0, kFirstPassShare), budget, 1e300);
+  auto r = search_once(s, scaled(0, kFirstPassShare), budget, 1e300, cache, times);
   // A first search that used up its work budget and found plans is not repeated with offload
   // (that would double the time of the largest searches); its notes say it is the best so far.
   const bool spent = r.ok() && r->stats.budget_reached && !r->plans.empty();
@@ -562,7 +568,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   // Only offloaded plans that beat the k-th plan found without offload are wanted.
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   const double kth = r->plans.size() < k ? 1e300 : r->plans.back().metrics.iteration_time_s;
-  auto retry = search_once(*offload, scaled(kFirstPassShare, 1 - kFirstPassShare), budget, kth);
+  auto retry = search_once(*offload, scaled(kFirstPassShare, 1 - kFirstPassShare), budget, kth, cache, times);
   if (!retry.ok()) return r;
   const bool found_without = !r->plans.empty();
   SearchResult out = merge_results(std::move(r).value(), std::move(retry).value(), k);
@@ -572,14 +578,12 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
 
 namespace {
 Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
-                                   double prune_above_s) {
+                                   double prune_above_s, StageModelCache& cache, LayerTimesCache& times) {
   const auto start = std::chrono::steady_clock::now();
   if (auto e = check_request(s)) return *e;
   SearchResult r;
   SearchStats& st = r.stats;
   const CandidateSpace space(s, &st.pruned);
-  StageModelCache cache(s);
-  LayerTimesCache times(s.model.num_layers);
   const SearchContext context{s, space, cache, times, budget, st};
   EntryBuilder builder(context);
   builder.build();

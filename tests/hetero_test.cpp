@@ -60,7 +60,7 @@ PlanSpec two_mesh_plan() {
   return p;
 }
 
-std::string rule_of(const RuleResult& r) { return r ? r->rule : ""; }
+std::string rule_of(const RuleResult& r) { return r ? std::string(r->rule) : std::string(); }
 
 }  // namespace
 

@@ -67,7 +67,7 @@ void set_stages(PlanSpec& p, const std::vector<int>& layers, int group = 0,
 
 std::string rule_of(const Scenario& s, const PlanSpec& p) {
   const auto v = hapmoe::check_plan_rules(s, p);
-  return v ? v->rule : std::string();
+  return v ? std::string(v->rule) : std::string();
 }
 
 std::string field_of(const Scenario& s, const PlanSpec& p) {

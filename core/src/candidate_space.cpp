@@ -39,6 +39,14 @@ std::vector<int> default_eps(const ModelSpec& m) {
 
 CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
   const RuleNamesOnly names;  // rejections are counted by rule name
+  // Shape rejections, counted here by rule and added to *pruned once (not a string-keyed map
+  // look-up per combination: the page's first plan checks 12,000 of them).
+  std::vector<std::pair<std::string_view, long long>> cuts;
+  auto count_cut = [&cuts](std::string_view rule) {
+    auto known = std::find_if(cuts.begin(), cuts.end(), [&](const auto& c) { return c.first == rule; });
+    if (known == cuts.end()) known = cuts.insert(cuts.end(), {rule, 0});
+    ++known->second;
+  };
   const ClusterSpec& c = s.cluster;
   const SearchSpec& sp = s.search;
   const int num_groups = static_cast<int>(c.groups.size());
@@ -89,7 +97,7 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
         for (int g = 0; g < num_groups; ++g) {
           if (c.groups[g].gpus() < stage) continue;
           if (auto v = check_group_rules(s, base, g)) {
-            ++(*pruned)[v->rule];
+            ++(*pruned)[std::string(v->rule)];
             continue;
           }
           stages[g] = static_cast<int>(c.groups[g].gpus() / stage);
@@ -119,7 +127,7 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
                     for (double f : offloads) {
                       shape.mesh.optimizer_offload_fraction = f;
                       if (auto v = check_shape_rules(s, shape.mesh)) {
-                        ++(*pruned)[v->rule];
+                        count_cut(v->rule);
                         continue;
                       }
                       shapes_.push_back(shape);
@@ -133,6 +141,7 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
       }
     }
   }
+  for (const auto& [rule, n] : cuts) (*pruned)[std::string(rule)] += n;
 }
 
 bool CandidateSpace::next_set(const MeshShape& shape, std::vector<int>& counts) const {
@@ -154,7 +163,7 @@ const std::string& CandidateSpace::group_set_rule(const std::vector<int>& groups
   const RuleNamesOnly names;  // counted by name
   if (s_.cluster.groups.size() > 64) {
     const RuleResult v = check_group_set_rules(s_, groups);
-    set_rule_ = v ? v->rule : std::string();
+    set_rule_ = v ? std::string(v->rule) : std::string();
     return set_rule_;
   }
   uint64_t mask = 0;
@@ -171,7 +180,7 @@ const std::string& CandidateSpace::group_set_rule(const std::vector<int>& groups
       if (v) {
         auto name = std::find(set_rule_names_.begin(), set_rule_names_.end(), v->rule);
         known = static_cast<int>(name - set_rule_names_.begin());
-        if (name == set_rule_names_.end()) set_rule_names_.push_back(v->rule);
+        if (name == set_rule_names_.end()) set_rule_names_.emplace_back(v->rule);
       }
     }
     return set_rule_names_[known];
@@ -179,7 +188,7 @@ const std::string& CandidateSpace::group_set_rule(const std::vector<int>& groups
   auto it = set_rules_.find(mask);
   if (it == set_rules_.end()) {
     const RuleResult v = check_group_set_rules(s_, groups);
-    it = set_rules_.emplace(mask, v ? v->rule : std::string()).first;
+    it = set_rules_.emplace(mask, v ? std::string(v->rule) : std::string()).first;
   }
   return it->second;
 }

@@ -100,7 +100,8 @@ std::optional<Timeline> plan_timeline(const PlanEvaluation& ev) {
 Expected<PlanEvaluation> evaluate_plan(const Scenario& s, const PlanSpec& plan) {
   if (is_hetero_plan(s, plan)) return evaluate_hetero_plan(s, plan);
   if (auto v = check_plan_rules(s, plan)) {
-    return Error{"rule:" + v->rule, "Megatron rule \"" + v->rule + "\": " + v->message, v->field};
+    const std::string rule(v->rule);
+    return Error{"rule:" + rule, "Megatron rule \"" + rule + "\": " + v->message, v->field};
   }
   const ModelShape shape = derive_model_shape(s.model, plan.tp);
   const Mesh mesh = mesh_of(plan);

@@ -127,8 +127,8 @@ PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& pla
 
 Expected<PlanEvaluation> evaluate_hetero_plan(const Scenario& s, const PlanSpec& plan) {
   if (auto v = check_hetero_plan_rules(s, plan)) {
-    return Error{"rule:" + v->rule, "FlagScale hetero rule \"" + v->rule + "\": " + v->message,
-                 v->field};
+    const std::string rule(v->rule);
+    return Error{"rule:" + rule, "FlagScale hetero rule \"" + rule + "\": " + v->message, v->field};
   }
   HeteroModelCache cache(s);
   return evaluate_hetero_with_cache(s, plan, cache);

@@ -214,7 +214,7 @@ class HeteroSearch {
     const PlanSpec plan = entry_plan(s_, orders_[o], meshes, mbs, layers,
                                      std::vector<Recompute>(pp, Recompute::kNone), offload_);
     if (auto v = check_hetero_plan_rules(s_, plan)) {
-      ++st_.pruned[v->rule];
+      ++st_.pruned[std::string(v->rule)];
       return;
     }
     ++st_.candidates;

@@ -13,7 +13,8 @@ thread_local bool names_only = false;  // RuleNamesOnly: skip building the messa
 // message: builds the text (only when wanted).
 template <class Message>
 RuleResult violation(const char* rule, const char* field, Message&& message) {
-  return RuleViolation{rule, names_only ? std::string() : std::string(message()), field};
+  if (names_only) return RuleViolation{rule, std::string(), std::string()};
+  return RuleViolation{rule, std::string(message()), field};
 }
 std::string str(long long v) { return std::to_string(v); }
 }  // namespace

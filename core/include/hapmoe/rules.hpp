@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hapmoe/parallel_config.hpp"
@@ -14,14 +15,17 @@
 namespace hapmoe {
 
 struct RuleViolation {
-  std::string rule;     // e.g. "batch_divisible"
+  // e.g. "batch_divisible": always a string literal (a view, so that the enumerator, which counts
+  // millions of rejections by name, allocates nothing for it).
+  std::string_view rule;
   std::string message;  // what is wrong and what Megatron expects
   std::string field;    // plan field it concerns, e.g. "plan.ep"
 };
 using RuleResult = std::optional<RuleViolation>;
 
-// While one is alive, the rules checked on this thread leave RuleViolation::message empty (for
-// callers that only count rule names, such as the candidate enumerator: no text is built).
+// While one is alive, the rules checked on this thread leave RuleViolation::message and ::field
+// empty (for callers that only count rule names, such as the candidate enumerator: no text is
+// built).
 class RuleNamesOnly {
  public:
   RuleNamesOnly();

@@ -71,6 +71,10 @@ class CandidateSpace {
   mutable std::vector<int> set_rule_flat_;          // < 17 groups: index into set_rule_names_, -1 unknown
   mutable std::vector<std::string> set_rule_names_;  // [0] = "" (passes)
   mutable std::string set_rule_;
+  // for_each_group_set's buffers.
+  mutable std::vector<int> walk_counts_;
+  mutable GroupSet walk_set_;
+  mutable std::vector<std::pair<std::string, long long>> walk_cuts_;
   const Scenario& s_;
   std::vector<MeshShape> shapes_;
   std::vector<int> class_of_;
@@ -80,17 +84,23 @@ class CandidateSpace {
 // Group sets are counted per class: counts[c] groups of class c (its lowest-index eligible ones).
 template <class F>
 bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCounts* pruned) const {
-  std::vector<int> counts(class_groups_.size(), 0);
+  // The buffers are the space's, kept from the previous shape: a search walks thousands of
+  // shapes, most with a few sets, and allocating them per shape was a tenth of the page's first
+  // plan (not reentrant: fn must not walk the sets of another shape).
+  std::vector<int>& counts = walk_counts_;
+  counts.assign(class_groups_.size(), 0);
   const std::vector<int>& allowed_pp = s_.search.pp;
   const int fixed_pp = static_cast<int>(s_.search.layer_split.size());
-  GroupSet set;  // refilled for each set (fn sees it until it returns)
-  set.groups.reserve(shape.stages_per_group.size());
+  GroupSet& set = walk_set_;  // refilled for each set (fn sees it until it returns)
   // Cuts are counted here and added to *pruned once (not a string-keyed look-up per set).
   long long pp_range = 0;
-  std::vector<std::pair<std::string, long long>> rule_cuts;
+  std::vector<std::pair<std::string, long long>>& rule_cuts = walk_cuts_;  // names kept, counts from 0
+  for (auto& cut : rule_cuts) cut.second = 0;
   auto count_cuts = [&]() {
     if (pp_range > 0) (*pruned)["pp_range"] += pp_range;
-    for (const auto& [rule, cut] : rule_cuts) (*pruned)[rule] += cut;
+    for (const auto& [rule, cut] : rule_cuts) {
+      if (cut > 0) (*pruned)[rule] += cut;
+    }
   };
   while (next_set(shape, counts)) {
     set.groups.clear();

@@ -74,7 +74,8 @@ class Splitter {
     if (i_ == start) fail("expected a value");
     return t_.substr(start, i_ - start);
   }
-  // Calls f(key, value text) for each member of the object at the cursor.
+  // Calls f(key) for each member of the object at the cursor, with the cursor at its value; f
+  // must move the cursor past the value (value() does).
   template <typename F>
   void members(F&& f) {
     expect('{');

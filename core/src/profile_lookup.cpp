@@ -181,11 +181,10 @@ std::optional<Busbw> measured_busbw(const GpuProfile& profile, CollectiveOp op, 
   return out;
 }
 
-std::optional<Link> measured_link(const GpuProfile* profile, CollectiveOp op, Placement placement,
-                                  long long ranks, double bytes, unsigned term, unsigned* measured,
-                                  unsigned* extrapolated) {
-  if (!profile || ranks <= 1) return std::nullopt;
-  const std::optional<Busbw> bw = measured_busbw(*profile, op, placement, ranks, bytes);
+std::optional<Link> measured_link_of(const GpuProfile& profile, CollectiveOp op, Placement placement,
+                                     long long ranks, double bytes, unsigned term, unsigned* measured,
+                                     unsigned* extrapolated) {
+  const std::optional<Busbw> bw = measured_busbw(profile, op, placement, ranks, bytes);
   if (!bw) return std::nullopt;
   *measured |= term;
   if (bw->extrapolated) *extrapolated |= term;

@@ -484,9 +484,8 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   const double buckets = std::max(1.0, (dense + expert) / std::max(kDdpBucketParams, 1e6 * mesh_.dp));
   const Placement dp_where = mesh_.stage_gpus() <= g.gpus_per_node ? Placement::kIntraNode : Placement::kInterNode;
   auto dp_ring = [&](CollectiveOp op, double bytes, long long shards) {  // profile: one bucket's busbw
-    const Link link = !profile_ ? dp_link  // (without a profile, skip the call: the DP prices many stages)
-                                : measured_link(profile_, op, dp_where, shards, bytes / buckets, kTermDpComm,
-                                                &sc.measured_terms, &sc.extrapolated_terms).value_or(dp_link);
+    const Link link = measured_link(profile_, op, dp_where, shards, bytes / buckets, kTermDpComm, &sc.measured_terms,
+                                    &sc.extrapolated_terms).value_or(dp_link);
     return ring_collective_time_s(bytes, shards, link);
   };
   const CollectiveOp reduce_op = distopt ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;

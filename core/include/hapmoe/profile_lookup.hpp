@@ -55,8 +55,16 @@ std::optional<Busbw> measured_busbw(const GpuProfile& profile, CollectiveOp op, 
 // A collective's link with the measured bus bandwidth (latency is inside busbw, so none is
 // added), or nullopt without a point of that op and placement. ORs `term` into *measured, and
 // into *extrapolated when the point was clamped. `profile` may be null.
-std::optional<Link> measured_link(const GpuProfile* profile, CollectiveOp op, Placement placement,
-                                  long long ranks, double bytes, unsigned term, unsigned* measured,
-                                  unsigned* extrapolated);
+// (The check is inline: StageCostModel::cost asks for every stage the DP prices, mostly without
+// a profile.)
+std::optional<Link> measured_link_of(const GpuProfile& profile, CollectiveOp op, Placement placement,
+                                     long long ranks, double bytes, unsigned term, unsigned* measured,
+                                     unsigned* extrapolated);
+inline std::optional<Link> measured_link(const GpuProfile* profile, CollectiveOp op, Placement placement,
+                                         long long ranks, double bytes, unsigned term, unsigned* measured,
+                                         unsigned* extrapolated) {
+  if (!profile || ranks <= 1) return std::nullopt;
+  return measured_link_of(*profile, op, placement, ranks, bytes, term, measured, extrapolated);
+}
 
 }  // namespace hapmoe

@@ -39,14 +39,7 @@ std::vector<int> default_eps(const ModelSpec& m) {
 
 CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
   const RuleNamesOnly names;  // rejections are counted by rule name
-  // Shape rejections, counted here by rule and added to *pruned once (not a string-keyed map
-  // look-up per combination: the page's first plan checks 12,000 of them).
-  std::vector<std::pair<std::string_view, long long>> cuts;
-  auto count_cut = [&cuts](std::string_view rule) {
-    auto known = std::find_if(cuts.begin(), cuts.end(), [&](const auto& c) { return c.first == rule; });
-    if (known == cuts.end()) known = cuts.insert(cuts.end(), {rule, 0});
-    ++known->second;
-  };
+  RuleTally cuts;  // shape rejections (the page's first plan checks 12,000 combinations)
   const ClusterSpec& c = s.cluster;
   const SearchSpec& sp = s.search;
   const int num_groups = static_cast<int>(c.groups.size());
@@ -127,7 +120,7 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
                     for (double f : offloads) {
                       shape.mesh.optimizer_offload_fraction = f;
                       if (auto v = check_shape_rules(s, shape.mesh)) {
-                        count_cut(v->rule);
+                        cuts.count(v->rule);
                         continue;
                       }
                       shapes_.push_back(shape);
@@ -141,7 +134,7 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
       }
     }
   }
-  for (const auto& [rule, n] : cuts) (*pruned)[std::string(rule)] += n;
+  cuts.add_to(pruned);
 }
 
 bool CandidateSpace::next_set(const MeshShape& shape, std::vector<int>& counts) const {

@@ -10,6 +10,7 @@
 #include <map>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -20,6 +21,28 @@
 namespace hapmoe {
 
 using PruneCounts = std::map<std::string, long long>;  // rule name -> candidates cut
+
+// Rejections counted by rule name, then added to PruneCounts in one go: a string-keyed map
+// look-up per rejected candidate was a large part of the enumeration. reset() keeps the names.
+class RuleTally {
+ public:
+  void count(std::string_view rule) {
+    auto known = std::find_if(counts_.begin(), counts_.end(), [&](const auto& c) { return c.first == rule; });
+    if (known == counts_.end()) known = counts_.insert(counts_.end(), {std::string(rule), 0});
+    ++known->second;
+  }
+  void add_to(PruneCounts* pruned) const {
+    for (const auto& [rule, n] : counts_) {
+      if (n > 0) (*pruned)[rule] += n;
+    }
+  }
+  void reset() {
+    for (auto& c : counts_) c.second = 0;
+  }
+
+ private:
+  std::vector<std::pair<std::string, long long>> counts_;
+};
 
 // A mesh shape without its pipeline size, and how many stages each node group can hold.
 struct MeshShape {
@@ -74,7 +97,7 @@ class CandidateSpace {
   // for_each_group_set's buffers.
   mutable std::vector<int> walk_counts_;
   mutable GroupSet walk_set_;
-  mutable std::vector<std::pair<std::string, long long>> walk_cuts_;
+  mutable RuleTally walk_cuts_;
   const Scenario& s_;
   std::vector<MeshShape> shapes_;
   std::vector<int> class_of_;
@@ -94,13 +117,11 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
   GroupSet& set = walk_set_;  // refilled for each set (fn sees it until it returns)
   // Cuts are counted here and added to *pruned once (not a string-keyed look-up per set).
   long long pp_range = 0;
-  std::vector<std::pair<std::string, long long>>& rule_cuts = walk_cuts_;  // names kept, counts from 0
-  for (auto& cut : rule_cuts) cut.second = 0;
+  RuleTally& rule_cuts = walk_cuts_;
+  rule_cuts.reset();
   auto count_cuts = [&]() {
     if (pp_range > 0) (*pruned)["pp_range"] += pp_range;
-    for (const auto& [rule, cut] : rule_cuts) {
-      if (cut > 0) (*pruned)[rule] += cut;
-    }
+    rule_cuts.add_to(pruned);
   };
   while (next_set(shape, counts)) {
     set.groups.clear();
@@ -122,9 +143,7 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCount
     }
     std::sort(set.groups.begin(), set.groups.end());
     if (const std::string& rule = group_set_rule(set.groups); !rule.empty()) {  // vendor, common FP8 recipe
-      auto known = std::find_if(rule_cuts.begin(), rule_cuts.end(), [&](const auto& r) { return r.first == rule; });
-      if (known == rule_cuts.end()) known = rule_cuts.insert(rule_cuts.end(), {rule, 0});
-      ++known->second;
+      rule_cuts.count(rule);
       continue;
     }
     if (!fn(set)) {

@@ -126,3 +126,66 @@ TEST_CASE("EP overlap: on wherever allowed when unset, as listed otherwise") {
   CHECK(without > with);
   CHECK(pruned["ep_overlap_needs_ep"] > 0);
 }
+
+// for_each_group_set keeps its walk per stages_per_group and replays it, and walks past
+// kSetChunk sets in chunks. Against a plain enumeration (all groups distinct: the walk's order
+// is the groups' bit mask, ascending), the sets, their order and the cuts counted are the same on
+// a first walk, on a replay and after a walk that stopped early.
+TEST_CASE("group-set walk: every set once with its verdict, kept, replayed and chunked") {
+  for (int n : {10, 15}) {  // 1,023 sets (one chunk, replayed) and 32,767 (two chunks)
+    json groups = json::array();
+    for (int i = 0; i < n; ++i) {
+      groups.push_back(node({{"preset", "h100-sxm"}, {"gemm_efficiency", 0.5 + 0.01 * i}}));  // each its own class
+    }
+    groups[3] = node("mi300x");  // another vendor: sets mixing it are cut by a rule
+    const Scenario s = testing::scenario_from({{"model", testing::small_moe_model()},  // 8 layers
+                                               {"cluster", {{"name", "t"}, {"groups", groups}}},
+                                               {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}},
+                                               {"search", {{"tp", {8}}, {"cp", {1}}, {"ep", {8}}, {"etp", {1}},
+                                                           {"micro_batch_size", {1, 2}}, {"vpp", {1}}, {"recompute", "none"}}}});
+    PruneCounts unused;
+    const CandidateSpace space(s, &unused);
+    REQUIRE(space.shapes().size() >= 2);  // two shapes with the same stages_per_group
+    const MeshShape& shape = space.shapes().front();
+    for (int g = 0; g < n; ++g) REQUIRE(shape.stages_per_group[g] == 1);
+
+    std::vector<std::vector<int>> expected;
+    PruneCounts expected_cuts;
+    for (uint32_t mask = 1; mask < (1u << n); ++mask) {
+      std::vector<int> set;
+      for (int g = 0; g < n; ++g) {
+        if (mask & (1u << g)) set.push_back(g);
+      }
+      if (set.size() > 8) {  // pp > layers
+        ++expected_cuts["pp_range"];
+      } else if (const RuleResult v = check_group_set_rules(s, set)) {
+        ++expected_cuts[std::string(v->rule)];
+      } else {
+        expected.push_back(set);
+      }
+    }
+    REQUIRE(expected_cuts.size() == 2);  // both kinds of cut happen
+
+    auto walk = [&](const MeshShape& sh, size_t stop_after) {
+      std::vector<std::vector<int>> seen;
+      PruneCounts cuts;
+      space.for_each_group_set(sh, [&](const GroupSet& g) {
+        seen.push_back(g.groups);
+        return seen.size() < stop_after;
+      }, &cuts);
+      return std::make_pair(seen, cuts);
+    };
+    for (const MeshShape* sh : {&space.shapes()[0], &space.shapes()[1], &space.shapes()[0]}) {
+      const auto [seen, cuts] = walk(*sh, SIZE_MAX);
+      CHECK(seen == expected);
+      CHECK(cuts == expected_cuts);
+      const auto [part, part_cuts] = walk(*sh, 100);  // stopped early: only what came before is counted
+      REQUIRE(part.size() == 100);
+      CHECK(std::equal(part.begin(), part.end(), expected.begin()));
+      long long cut_before = 0;
+      for (const auto& [rule, k] : part_cuts) cut_before += k;
+      CHECK(cut_before > 0);
+      CHECK(cut_before < expected_cuts.begin()->second + std::next(expected_cuts.begin())->second);
+    }
+  }
+}

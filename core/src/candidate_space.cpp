@@ -152,37 +152,65 @@ bool CandidateSpace::next_set(const MeshShape& shape, std::vector<int>& counts) 
   return false;
 }
 
-const std::string& CandidateSpace::group_set_rule(const std::vector<int>& groups) const {
-  const RuleNamesOnly names;  // counted by name
-  if (s_.cluster.groups.size() > 64) {
-    const RuleResult v = check_group_set_rules(s_, groups);
-    set_rule_ = v ? std::string(v->rule) : std::string();
-    return set_rule_;
+bool CandidateSpace::walk_sets(const MeshShape& shape, bool from_start) const {
+  walk_items_.clear();
+  walk_groups_.clear();
+  walk_whole_ = false;
+  const std::vector<int>& allowed_pp = s_.search.pp;
+  const int fixed_pp = static_cast<int>(s_.search.layer_split.size());
+  std::vector<int>& groups = walk_set_.groups;
+  while (walk_items_.size() < kSetChunk) {
+    if (!next_set(shape, walk_counts_)) {
+      if (from_start) {
+        walk_key_ = shape.stages_per_group;
+        walk_whole_ = true;
+      }
+      return true;
+    }
+    groups.clear();
+    long long pp = 0;
+    for (size_t c = 0; c < walk_counts_.size(); ++c) {
+      int taken = 0;
+      for (int g : class_groups_[c]) {
+        if (taken == walk_counts_[c]) break;
+        if (shape.stages_per_group[g] == 0) continue;
+        groups.push_back(g);
+        pp += shape.stages_per_group[g];
+        ++taken;
+      }
+    }
+    int verdict = -1;
+    const bool pp_allowed = allowed_pp.empty() || std::find(allowed_pp.begin(), allowed_pp.end(), pp) != allowed_pp.end();
+    if (pp <= s_.model.num_layers && pp_allowed && (fixed_pp == 0 || pp == fixed_pp)) {
+      std::sort(groups.begin(), groups.end());
+      verdict = group_set_rule(groups);
+    }
+    walk_items_.push_back({verdict, static_cast<uint32_t>(walk_groups_.size()), static_cast<uint32_t>(groups.size())});
+    walk_groups_.insert(walk_groups_.end(), groups.begin(), groups.end());
   }
+  return false;
+}
+
+int CandidateSpace::group_set_rule(const std::vector<int>& groups) const {
+  auto check = [&] {
+    const RuleNamesOnly names;  // counted by name
+    const RuleResult v = check_group_set_rules(s_, groups);
+    if (!v) return 0;
+    auto name = std::find(set_rule_names_.begin(), set_rule_names_.end(), v->rule);
+    if (name == set_rule_names_.end()) name = set_rule_names_.insert(name, std::string(v->rule));
+    return static_cast<int>(name - set_rule_names_.begin());
+  };
+  if (s_.cluster.groups.size() > 64) return check();
   uint64_t mask = 0;
   for (int g : groups) mask |= uint64_t{1} << g;
   if (s_.cluster.groups.size() <= 16) {
-    if (set_rule_flat_.empty()) {
-      set_rule_flat_.assign(size_t{1} << s_.cluster.groups.size(), -1);
-      set_rule_names_.assign(1, std::string());
-    }
+    if (set_rule_flat_.empty()) set_rule_flat_.assign(size_t{1} << s_.cluster.groups.size(), -1);
     int& known = set_rule_flat_[mask];
-    if (known < 0) {
-      const RuleResult v = check_group_set_rules(s_, groups);
-      known = 0;
-      if (v) {
-        auto name = std::find(set_rule_names_.begin(), set_rule_names_.end(), v->rule);
-        known = static_cast<int>(name - set_rule_names_.begin());
-        if (name == set_rule_names_.end()) set_rule_names_.emplace_back(v->rule);
-      }
-    }
-    return set_rule_names_[known];
+    if (known < 0) known = check();
+    return known;
   }
   auto it = set_rules_.find(mask);
-  if (it == set_rules_.end()) {
-    const RuleResult v = check_group_set_rules(s_, groups);
-    it = set_rules_.emplace(mask, v ? std::string(v->rule) : std::string()).first;
-  }
+  if (it == set_rules_.end()) it = set_rules_.emplace(mask, check()).first;
   return it->second;
 }
 

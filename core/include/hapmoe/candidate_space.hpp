@@ -86,18 +86,34 @@ class CandidateSpace {
   bool for_each_order(const MeshShape& shape, const GroupSet& set, Keep keep, Leave leave, F fn) const;
 
  private:
+  // One set of the group-set walk with its verdict.
+  struct SetItem {
+    int verdict;     // 0 = passes, -1 = its pp is out of range, k > 0 = rule set_rule_names_[k] cuts it
+    uint32_t begin;  // its groups, ascending: walk_groups_[begin, begin + size)
+    uint32_t size;
+  };
+  static constexpr size_t kSetChunk = size_t{1} << 14;  // items walked at a time (bounds the memory)
+
   bool next_set(const MeshShape& shape, std::vector<int>& counts) const;
-  // check_group_set_rules' rule name for sorted groups ("" = passes), kept by group bit mask
-  // (the same sets recur in every shape).
-  const std::string& group_set_rule(const std::vector<int>& groups) const;
-  mutable std::unordered_map<uint64_t, std::string> set_rules_;
-  mutable std::vector<int> set_rule_flat_;          // < 17 groups: index into set_rule_names_, -1 unknown
-  mutable std::vector<std::string> set_rule_names_;  // [0] = "" (passes)
-  mutable std::string set_rule_;
-  // for_each_group_set's buffers.
-  mutable std::vector<int> walk_counts_;
+  // Walks on from walk_counts_ (from_start: from the first set), replacing walk_items_ with up to
+  // kSetChunk items; true when the walk has ended.
+  bool walk_sets(const MeshShape& shape, bool from_start) const;
+  // check_group_set_rules' verdict for sorted groups as an index into set_rule_names_ (0 =
+  // passes), kept by group bit mask (the same sets recur in every shape).
+  int group_set_rule(const std::vector<int>& groups) const;
+  mutable std::unordered_map<uint64_t, int> set_rules_;  // 17-64 groups
+  mutable std::vector<int> set_rule_flat_;              // < 17 groups, by mask; -1 unknown
+  mutable std::vector<std::string> set_rule_names_{std::string()};  // [0] = "" (passes)
+  // for_each_group_set's state, kept from one shape to the next (not reentrant). The sets and
+  // their verdicts depend on a shape only through stages_per_group, which the shapes of one
+  // (tp, cp, dp) share: a walk that ended within one chunk is replayed while that is the same.
+  mutable std::vector<int> walk_counts_;  // the odometer: groups taken per class
+  mutable std::vector<SetItem> walk_items_;
+  mutable std::vector<int> walk_groups_;
+  mutable std::vector<int> walk_key_;  // stages_per_group of walk_items_, when walk_whole_
+  mutable bool walk_whole_ = false;
+  mutable std::vector<long long> walk_rule_cuts_;  // by verdict
   mutable GroupSet walk_set_;
-  mutable RuleTally walk_cuts_;
   const Scenario& s_;
   std::vector<MeshShape> shapes_;
   std::vector<int> class_of_;
@@ -107,49 +123,39 @@ class CandidateSpace {
 // Group sets are counted per class: counts[c] groups of class c (its lowest-index eligible ones).
 template <class F>
 bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCounts* pruned) const {
-  // The buffers are the space's, kept from the previous shape: a search walks thousands of
-  // shapes, most with a few sets, and allocating them per shape was a tenth of the page's first
-  // plan (not reentrant: fn must not walk the sets of another shape).
-  std::vector<int>& counts = walk_counts_;
-  counts.assign(class_groups_.size(), 0);
-  const std::vector<int>& allowed_pp = s_.search.pp;
-  const int fixed_pp = static_cast<int>(s_.search.layer_split.size());
-  GroupSet& set = walk_set_;  // refilled for each set (fn sees it until it returns)
+  // Replaying a kept walk instead of walking again was a fifth of the 8-type search.
+  bool ended = walk_whole_ && walk_key_ == shape.stages_per_group;
+  if (!ended) {
+    walk_counts_.assign(class_groups_.size(), 0);
+    ended = walk_sets(shape, true);
+  }
   // Cuts are counted here and added to *pruned once (not a string-keyed look-up per set).
   long long pp_range = 0;
-  RuleTally& rule_cuts = walk_cuts_;
-  rule_cuts.reset();
+  walk_rule_cuts_.assign(set_rule_names_.size(), 0);
   auto count_cuts = [&]() {
     if (pp_range > 0) (*pruned)["pp_range"] += pp_range;
-    rule_cuts.add_to(pruned);
+    for (size_t k = 1; k < walk_rule_cuts_.size(); ++k) {
+      if (walk_rule_cuts_[k] > 0) (*pruned)[set_rule_names_[k]] += walk_rule_cuts_[k];
+    }
   };
-  while (next_set(shape, counts)) {
-    set.groups.clear();
-    long long pp = 0;
-    for (size_t c = 0; c < counts.size(); ++c) {
-      int taken = 0;
-      for (int g : class_groups_[c]) {
-        if (taken == counts[c]) break;
-        if (shape.stages_per_group[g] == 0) continue;
-        set.groups.push_back(g);
-        pp += shape.stages_per_group[g];
-        ++taken;
+  GroupSet& set = walk_set_;  // refilled for each set (fn sees it until it returns)
+  for (;;) {
+    for (const SetItem& item : walk_items_) {
+      if (item.verdict < 0) {
+        ++pp_range;
+      } else if (item.verdict > 0) {  // vendor, common FP8 recipe
+        ++walk_rule_cuts_[item.verdict];
+      } else {
+        set.groups.assign(walk_groups_.begin() + item.begin, walk_groups_.begin() + item.begin + item.size);
+        if (!fn(set)) {
+          count_cuts();
+          return false;
+        }
       }
     }
-    const bool pp_allowed = allowed_pp.empty() || std::find(allowed_pp.begin(), allowed_pp.end(), pp) != allowed_pp.end();
-    if (pp > s_.model.num_layers || !pp_allowed || (fixed_pp > 0 && pp != fixed_pp)) {
-      ++pp_range;
-      continue;
-    }
-    std::sort(set.groups.begin(), set.groups.end());
-    if (const std::string& rule = group_set_rule(set.groups); !rule.empty()) {  // vendor, common FP8 recipe
-      rule_cuts.count(rule);
-      continue;
-    }
-    if (!fn(set)) {
-      count_cuts();
-      return false;
-    }
+    if (ended) break;
+    ended = walk_sets(shape, false);
+    walk_rule_cuts_.resize(set_rule_names_.size(), 0);
   }
   count_cuts();
   return true;

@@ -517,3 +517,50 @@ TEST_CASE("rule same_collective_library: upstream mode never spans GPU vendors")
   CHECK(hapmoe::check_group_set_rules(s, {0, 1}) == std::nullopt);  // hetero mode's own rules decide
   CHECK(hapmoe::mixed_vendor_note(s) == "");
 }
+
+// The enumerator checks the shape rules once per mesh shape and reuses a verdict across vpp
+// values (and for every pp of the shape's group sets): no shape rule may read pp or vpp.
+TEST_CASE("check_shape_rules reads neither pp nor vpp") {
+  Scenario s = base();
+  s.training.moe_token_dispatcher_type = hapmoe::Dispatcher::kAlltoall;  // overlap allowed where the rest is
+  int failing = 0, passing = 0;
+  for (int tp : {1, 2, 4, 8, 16}) {
+    for (int ep : {1, 2, 4, 8, 16}) {
+      for (int etp : {1, 2}) {
+        for (int dp : {1, 2, 3}) {
+          for (int mbs : {1, 2, 3}) {
+            for (const Recompute& rc : {Recompute::kNone, Recompute::kFull}) {
+              for (bool overlap : {false, true}) {
+                for (double offload : {0.0, 0.5}) {
+                  hapmoe::Mesh m;
+                  m.tp = tp;
+                  m.ep = ep;
+                  m.etp = etp;
+                  m.dp = dp;
+                  m.micro_batch_size = mbs;
+                  m.recompute = rc;
+                  m.ep_comm_overlap = overlap;
+                  m.optimizer_offload_fraction = offload;
+                  m.sequence_parallel = tp > 1;
+                  m.pp = 1;
+                  m.vpp = 1;
+                  const auto first = hapmoe::check_shape_rules(s, m);
+                  (first ? failing : passing) += 1;
+                  for (auto [pp, vpp] : {std::pair{2, 2}, std::pair{4, 3}, std::pair{8, 1}, std::pair{64, 8}}) {
+                    m.pp = pp;
+                    m.vpp = vpp;
+                    const auto other = hapmoe::check_shape_rules(s, m);
+                    REQUIRE(other.has_value() == first.has_value());
+                    if (first) CHECK(other->rule == first->rule);
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(failing > 0);
+  CHECK(passing > 0);
+}

@@ -9,7 +9,7 @@ namespace {
 
 Mesh entry_mesh(const BaselineInputs& in, const SearchEntry& e) {
   Mesh mesh;
-  std::string rule;
+  std::string_view rule;
   in.space.complete_mesh(in.space.shapes()[e.shape], in.sets[e.set], &mesh, &rule);
   return mesh;
 }

@@ -100,27 +100,43 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
         const std::vector<int> etps_default = tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
         // One shape per base, its mesh fields set below for each combination (all of them are).
         MeshShape shape{base, stages};
+        // The shape rules read neither vpp nor pp: a verdict found for the first vpp is reused
+        // for the others (key: recompute, overlap and offload indices; the value: the first
+        // violated rule's name, empty when the mesh passes).
+        std::vector<std::pair<size_t, std::string_view>> verdicts;
+        auto shape_rule = [&](size_t key, const Mesh& m) {
+          for (const auto& [k, rule] : verdicts) {
+            if (k == key) return rule;
+          }
+          const RuleResult v = check_shape_rules(s, m);
+          const std::string_view rule = v ? v->rule : std::string_view();
+          verdicts.push_back({key, rule});
+          return rule;
+        };
         for (int ep : eps) {
           for (int etp : or_default(sp.etp, etps_default)) {
             for (int mbs : mbss) {
+              verdicts.clear();
               for (int vpp : vpps) {
-                for (Recompute rc : rcs) {
+                for (size_t ri = 0; ri < rcs.size(); ++ri) {
                   for (bool overlap : overlaps) {
                     shape.mesh.ep = ep;
                     shape.mesh.etp = etp;
                     shape.mesh.micro_batch_size = mbs;
                     shape.mesh.vpp = vpp;
-                    shape.mesh.recompute = rc;
+                    shape.mesh.recompute = rcs[ri];
                     shape.mesh.ep_comm_overlap = overlap;
                     shape.mesh.optimizer_offload_fraction = base.optimizer_offload_fraction;  // as a fresh shape
+                    const size_t key = (ri * 2 + (overlap ? 1 : 0)) * (offloads.size() + 1);
                     if (overlap_auto) {
                       shape.ep_overlap_auto = true;
-                      shape.mesh.ep_comm_overlap = !check_shape_rules(s, shape.mesh);
+                      shape.mesh.ep_comm_overlap = shape_rule(key + offloads.size(), shape.mesh).empty();
                     }
-                    for (double f : offloads) {
-                      shape.mesh.optimizer_offload_fraction = f;
-                      if (auto v = check_shape_rules(s, shape.mesh)) {
-                        cuts.count(v->rule);
+                    const size_t checked = (ri * 2 + (shape.mesh.ep_comm_overlap ? 1 : 0)) * (offloads.size() + 1);
+                    for (size_t fi = 0; fi < offloads.size(); ++fi) {
+                      shape.mesh.optimizer_offload_fraction = offloads[fi];
+                      if (const std::string_view rule = shape_rule(checked + fi, shape.mesh); !rule.empty()) {
+                        cuts.count(rule);
                         continue;
                       }
                       shapes_.push_back(shape);
@@ -225,7 +241,7 @@ Mesh CandidateSpace::mesh_for(const MeshShape& shape, const GroupSet& set) const
   return m;
 }
 
-bool CandidateSpace::complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string* rule) const {
+bool CandidateSpace::complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string_view* rule) const {
   *out = mesh_for(shape, set);
   const RuleNamesOnly names;  // only the rule's name is returned
   if (auto v = check_pipeline_rules(s_, *out)) {

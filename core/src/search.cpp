@@ -146,7 +146,7 @@ struct EntryBuilder : SearchContext {
  private:
   struct PipelineRule {
     int pp;
-    std::string rule;  // "" = passes
+    std::string_view rule;  // "" = passes
     long long cut;     // sets cut by it in this shape
   };
   std::vector<PipelineRule> rule_of_pp;             // the current shape's pipeline rules by pp
@@ -158,7 +158,7 @@ struct EntryBuilder : SearchContext {
 
   void count_rules() {
     for (const PipelineRule& r : rule_of_pp) {
-      if (r.cut > 0) st.pruned[r.rule] += r.cut;
+      if (r.cut > 0) st.pruned[std::string(r.rule)] += r.cut;
     }
     rule_of_pp.clear();
   }
@@ -174,7 +174,7 @@ struct EntryBuilder : SearchContext {
     Mesh mesh = space.mesh_for(shape, set);
     auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.pp == mesh.pp; });
     if (known == rule_of_pp.end()) {
-      std::string rule;
+      std::string_view rule;
       space.complete_mesh(shape, set, &mesh, &rule);
       known = rule_of_pp.insert(rule_of_pp.end(), {mesh.pp, rule, 0});
     }
@@ -443,7 +443,7 @@ class EntrySearch {
   const MeshShape* shape_ = nullptr;
   bool prepared_ = false;
   Mesh mesh_;
-  std::string rule_;
+  std::string_view rule_;
   long long m_ = 1;
   long long work_ = 0;  // bound evaluations over orders (4 count as one searched order)
   std::vector<const StageCostModel*> models_;  // per set group

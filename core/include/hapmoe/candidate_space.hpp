@@ -74,8 +74,8 @@ class CandidateSpace {
 
   // The mesh of a shape and a set: pp is the sum of the set's stages.
   Mesh mesh_for(const MeshShape& shape, const GroupSet& set) const;
-  // The complete mesh of a shape and a set (pp filled in), or a violated rule's name.
-  bool complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string* rule) const;
+  // The complete mesh of a shape and a set (pp filled in), or a violated rule's name (a literal).
+  bool complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string_view* rule) const;
 
   // Stage groups (one per pipeline stage) of every distinct order of the set's groups, up to
   // identical groups, built block by block: keep(prefix stage groups, groups still to place)

@@ -155,6 +155,29 @@ struct EntryBuilder : SearchContext {
   std::vector<SearchEntry> built_;                  // entries as add() makes them
   std::vector<const GroupLayerTimes*> tv;           // add() scratch
   std::vector<int> stages;
+  // cheapest_layers_sum_s by the set's layer times (one pointer per group): the shapes that differ
+  // only in fields no stage model reads (dp, vpp, offload) repeat the same sets of times. Direct
+  // mapped, so its memory stays fixed.
+  struct SumSlot {
+    std::vector<const GroupLayerTimes*> times;
+    double sum = 0;
+    bool used = false;
+  };
+  static constexpr size_t kSumSlots = 4096;
+  std::vector<SumSlot> sum_slots_;
+
+  double cheapest_sum(const std::vector<const GroupLayerTimes*>& times) {
+    if (sum_slots_.empty()) sum_slots_.resize(kSumSlots);
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the pointers
+    for (const GroupLayerTimes* t : times) h = (h ^ reinterpret_cast<uintptr_t>(t)) * 1099511628211ull;
+    SumSlot& slot = sum_slots_[(h ^ (h >> 29)) % kSumSlots];
+    if (!slot.used || slot.times != times) {
+      slot.used = true;
+      slot.times = times;
+      slot.sum = cheapest_layers_sum_s(times, s.model.num_layers);  // by layer kind
+    }
+    return slot.sum;
+  }
 
   void count_rules() {
     for (const PipelineRule& r : rule_of_pp) {
@@ -197,7 +220,7 @@ struct EntryBuilder : SearchContext {
       tv.push_back(shape_times[g]);
       stages.push_back(shape.stages_per_group[g]);
     }
-    const double sum_c = cheapest_layers_sum_s(tv, s.model.num_layers);  // by layer kind
+    const double sum_c = cheapest_sum(tv);
     const double bound = set_lower_bound_s(tv, stages, s.model.num_layers, num_microbatches(s.training, mesh), mesh.vpp,
                                            true, nullptr, &sum_c);
     built_.push_back({bound, shape_index, set_id(set)});

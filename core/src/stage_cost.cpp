@@ -381,23 +381,6 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
     kind_of_.push_back(static_cast<unsigned char>(kind_index[k]));
     ++kind_layers_[kind_index[k]];
   }
-  sums_.reserve(kind_of_.size() + 1);
-  sums_.emplace_back();
-  for (size_t i = 0; i < kind_of_.size(); ++i) {
-    const LayerCost& l = kinds_[kind_of_[i]];
-    const Sums p = sums_[i];
-    Sums n;
-    n.fwd = p.fwd + l.fwd_s;
-    n.bwd = p.bwd + l.bwd_s;
-    n.tp = p.tp + l.tp_s;
-    n.cp = p.cp + l.cp_s;
-    n.ep = p.ep + l.ep_s;
-    n.fwd_comm = p.fwd_comm + l.fwd_comm_s;
-    n.dense = p.dense + l.dense_params;
-    n.expert = p.expert + l.expert_params;
-    n.act = p.act + l.activation_bytes;
-    sums_.push_back(n);
-  }
   // Working bytes depend on a layer only through its kind (as its LayerCost does): the max over
   // the layers is the max over one layer of each kind present.
   if (mesh.recompute.full()) {
@@ -442,6 +425,26 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
                                   mtp * last.activation_bytes;
 }
 
+void StageCostModel::build_sums() const {
+  sums_.reserve(kind_of_.size() + 1);
+  sums_.emplace_back();
+  for (size_t i = 0; i < kind_of_.size(); ++i) {
+    const LayerCost& l = kinds_[kind_of_[i]];
+    const Sums p = sums_[i];
+    Sums n;
+    n.fwd = p.fwd + l.fwd_s;
+    n.bwd = p.bwd + l.bwd_s;
+    n.tp = p.tp + l.tp_s;
+    n.cp = p.cp + l.cp_s;
+    n.ep = p.ep + l.ep_s;
+    n.fwd_comm = p.fwd_comm + l.fwd_comm_s;
+    n.dense = p.dense + l.dense_params;
+    n.expert = p.expert + l.expert_params;
+    n.act = p.act + l.activation_bytes;
+    sums_.push_back(n);
+  }
+}
+
 StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const StageLinks& links,
                                const Mesh& mesh_) const {
   const int a = first_layer, b = first_layer + num_layers;
@@ -458,8 +461,9 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   if (last && mesh_.pp > 1) ex.dense_params += embedding_copy_params_;
 
   StageCost sc;
-  const Sums& sa = sums_[a];
-  const Sums& sb = sums_[b];
+  const std::vector<Sums>& sums = this->sums();
+  const Sums& sa = sums[a];
+  const Sums& sb = sums[b];
   sc.forward_s = sb.fwd - sa.fwd + ex.fwd_s;
   sc.backward_s = sb.bwd - sa.bwd + ex.bwd_s;
   sc.tp_s = sb.tp - sa.tp + ex.tp_s;

@@ -74,8 +74,8 @@ class StageCostModel {
   const std::vector<unsigned char>& kinds_by_layer() const { return kind_of_; }
   int kind_layers(int k) const { return kind_layers_[k]; }
   // Parameters of all layers on one GPU of a stage (TP-sharded dense, EP x ETP-sharded experts).
-  double total_dense_params() const { return sums_.back().dense; }
-  double total_expert_params() const { return sums_.back().expert; }
+  double total_dense_params() const { return sums().back().dense; }
+  double total_expert_params() const { return sums().back().expert; }
   // Per-micro-batch time the first stage (input embedding) and the last stage (output layer,
   // loss, MTP) add on top of their layers.
   double first_extra_s() const { return first_extras_.fwd_s + first_extras_.bwd_s + first_extras_.tp_s + first_extras_.ep_s; }
@@ -105,7 +105,14 @@ class StageCostModel {
   struct Sums {  // of the LayerCost fields over layers [0, i)
     double fwd = 0, bwd = 0, tp = 0, cp = 0, ep = 0, fwd_comm = 0, dense = 0, expert = 0, act = 0;
   };
-  std::vector<Sums> sums_;  // [i], i = 0..L
+  // [i], i = 0..L; built on first use: most models of a search only give the bounds their
+  // per-kind times, and never cost a stage. (Not thread-safe: a model serves one search.)
+  mutable std::vector<Sums> sums_;
+  const std::vector<Sums>& sums() const {
+    if (sums_.empty()) build_sums();
+    return sums_;
+  }
+  void build_sums() const;
   double working_bytes_ = 0;  // recompute: what one layer rebuilds before its backward
   double embedding_copy_params_ = 0;  // last stage keeps the embedding when tied or with MTP (pp > 1)
   double p2p_bytes_ = 0;

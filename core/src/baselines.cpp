@@ -14,23 +14,42 @@ Mesh entry_mesh(const BaselineInputs& in, const SearchEntry& e) {
   return mesh;
 }
 
-// split_objective(p, layers), or nullopt once the stages costed so far already give more than
-// `above`: the objective only grows with each stage (sums and maxima of non-negative terms), so
-// such a split ends above it too. Both callers skip a split above their pick.
-std::optional<double> split_objective_unless_above(const SplitProblem& p, const std::vector<int>& layers,
-                                                   double above) {
+// split_objective of `layers` on stage groups `groups` of `mesh` (what make_split_problem would
+// pose), or nullopt once the stages costed so far already give more than `above`: the objective
+// only grows with each stage (sums and maxima of non-negative terms), so such a split ends above
+// it too. Both callers skip a split above their pick. A stage's model and links are made only
+// when it is costed: most entries end above the pick within a stage or two, and building every
+// stage's links first was a third of the Megatron-default baseline.
+std::optional<double> objective_unless_above(const Scenario& s, const Mesh& mesh, const std::vector<int>& groups,
+                                             const std::vector<int>& layers, StageModelCache& cache, double above,
+                                             std::vector<long long>& seen) {
+  const long long m = num_microbatches(s.training, mesh);
+  const long long stage_gpus = mesh.stage_gpus();
+  seen.assign(s.cluster.groups.size(), 0);  // stages so far per group (as stage_links counts them)
   double sum = 0, mx = 0, tail = 0;
   int first = 0;
+  const StageCostModel* model = nullptr;
+  StageLinks links;
+  long long local = groups.empty() ? 0 : seen[groups[0]]++;
   for (size_t i = 0; i < layers.size(); ++i) {
-    const StageCost c = p.stage_models[i]->cost(static_cast<int>(i), first, layers[i], p.links[i], p.mesh);
+    if (i == 0 || groups[i] != groups[i - 1]) model = cache.get(mesh, groups[i]);
+    links.prev = links.next;
+    links.next.reset();
+    long long next_local = 0;
+    if (i + 1 < groups.size()) {
+      next_local = seen[groups[i + 1]]++;
+      links.next = stage_link(s.cluster, stage_gpus, groups[i], local, groups[i + 1], next_local);
+    }
+    const StageCost c = model->cost(static_cast<int>(i), first, layers[i], links, mesh);
     if (!usable_stage_cost(c)) return std::nullopt;
     sum += c.per_microbatch_s();
     mx = std::max(mx, c.per_microbatch_s());
     tail = std::max(tail, c.tail_s());
     first += layers[i];
-    if (iteration_time_s(sum, mx, tail, p.num_microbatches, p.vpp) > above) return std::nullopt;
+    if (iteration_time_s(sum, mx, tail, m, mesh.vpp) > above) return std::nullopt;
+    local = next_local;
   }
-  return iteration_time_s(sum, mx, tail, p.num_microbatches, p.vpp);
+  return iteration_time_s(sum, mx, tail, m, mesh.vpp);
 }
 
 }  // namespace
@@ -99,22 +118,22 @@ std::optional<PlanEvaluation> uniform_baseline(const Scenario& s, const Baseline
   std::optional<PlanEvaluation> best;
   double best_obj = 1e300;
   std::string best_key;
+  std::vector<long long> seen;
   for (size_t i = 0; i < in.entries.size(); ++i) {
     const SearchEntry& e = in.entries[i];
     if (e.bound_s > best_obj) break;  // the bound holds for every order and split
     const Mesh mesh = entry_mesh(in, e);
     const std::vector<int> groups =
         stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group);
-    const SplitProblem p = make_split_problem(s, mesh, groups, in.cache);
     const std::vector<int> layers = even_split(s.model.num_layers, mesh.pp);
-    const auto obj = split_objective_unless_above(p, layers, best_obj);
+    const auto obj = objective_unless_above(s, mesh, groups, layers, in.cache, best_obj, seen);
     if (!obj || *obj > best_obj) continue;
     PlanSpec plan = plan_of(mesh, s.cluster, groups, layers);
     std::string key = plan_key(plan);
     if (*obj == best_obj && key >= best_key) continue;  // the key only breaks exact ties
     best_obj = *obj;
     best_key = std::move(key);
-    best = evaluate_split_problem(s, p, plan);
+    best = evaluate_split_problem(s, make_split_problem(s, mesh, groups, in.cache), plan);
   }
   return best;
 }
@@ -126,6 +145,7 @@ std::optional<PlanEvaluation> megatron_default_baseline(const Scenario& s, const
   std::optional<PlanEvaluation> pick;
   double pick_blind = 1e300;
   std::string pick_key;
+  std::vector<long long> seen;
   // Any order gives the same pick: the least (blind objective, plan key).
   for (const SearchEntry& e : in.entries.any_order()) {
     if (in.sets[e.set].groups.size() != s.cluster.groups.size()) continue;  // all groups, as Megatron would
@@ -133,8 +153,7 @@ std::optional<PlanEvaluation> megatron_default_baseline(const Scenario& s, const
     const std::vector<int> groups =
         stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group);
     const std::vector<int> layers = even_split(s.model.num_layers, mesh.pp);
-    const auto blind_obj =
-        split_objective_unless_above(make_split_problem(blind, mesh, groups, blind_cache), layers, pick_blind);
+    const auto blind_obj = objective_unless_above(blind, mesh, groups, layers, blind_cache, pick_blind, seen);
     if (!blind_obj || *blind_obj > pick_blind) continue;
     const SplitProblem p = make_split_problem(s, mesh, groups, in.cache);
     SplitCounters k;

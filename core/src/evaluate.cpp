@@ -17,20 +17,19 @@ std::vector<StageLinks> stage_links(const ClusterSpec& c, long long stage_gpus,
   std::vector<long long> seen(c.groups.size(), 0);
   for (size_t i = 0; i < n; ++i) local[i] = seen[stage_groups[i]]++;
   for (size_t i = 0; i + 1 < n; ++i) {
-    const int ga = stage_groups[i], gb = stage_groups[i + 1];
-    Link l;
-    if (ga != gb) {
-      l = inter_group_link(c, ga, gb);
-    } else {
-      const NodeGroup& g = c.groups[ga];
-      const long long node_a = local[i] * stage_gpus / g.gpus_per_node;
-      const long long node_b = local[i + 1] * stage_gpus / g.gpus_per_node;
-      l = (stage_gpus < g.gpus_per_node && node_a == node_b) ? scale_up_link(g) : scale_out_link(g);
-    }
+    const Link l = stage_link(c, stage_gpus, stage_groups[i], local[i], stage_groups[i + 1], local[i + 1]);
     links[i].next = l;
     links[i + 1].prev = l;
   }
   return links;
+}
+
+Link stage_link(const ClusterSpec& c, long long stage_gpus, int ga, long long local_a, int gb, long long local_b) {
+  if (ga != gb) return inter_group_link(c, ga, gb);
+  const NodeGroup& g = c.groups[ga];
+  const long long node_a = local_a * stage_gpus / g.gpus_per_node;
+  const long long node_b = local_b * stage_gpus / g.gpus_per_node;
+  return (stage_gpus < g.gpus_per_node && node_a == node_b) ? scale_up_link(g) : scale_out_link(g);
 }
 
 PlanEvaluation evaluate_with_models(const Scenario& s, const PlanSpec& plan,

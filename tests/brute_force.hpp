@@ -29,8 +29,8 @@ void for_each_brute_candidate(const Scenario& s, F fn) {
   const CandidateSpace space(s, &pruned);
   for (const MeshShape& shape : space.shapes()) {
     std::vector<int> eligible;
-    for (size_t g = 0; g < shape.stages_per_group.size(); ++g) {
-      if (shape.stages_per_group[g] > 0) eligible.push_back(static_cast<int>(g));
+    for (size_t g = 0; g < shape.stages_per_group().size(); ++g) {
+      if (shape.stages_per_group()[g] > 0) eligible.push_back(static_cast<int>(g));
     }
     const size_t n = eligible.size();
     for (unsigned long long mask = 1; mask < (1ull << n); ++mask) {
@@ -39,7 +39,7 @@ void for_each_brute_candidate(const Scenario& s, F fn) {
       for (size_t b = 0; b < n; ++b) {
         if (mask & (1ull << b)) {
           used.push_back(eligible[b]);
-          pp += shape.stages_per_group[eligible[b]];
+          pp += shape.stages_per_group()[eligible[b]];
         }
       }
       const auto& allowed = s.search.pp;
@@ -51,7 +51,7 @@ void for_each_brute_candidate(const Scenario& s, F fn) {
       if (check_group_set_rules(s, used)) continue;  // one vendor; a common FP8 recipe
       do {
         std::vector<int> stage_groups;
-        for (int g : used) stage_groups.insert(stage_groups.end(), shape.stages_per_group[g], g);
+        for (int g : used) stage_groups.insert(stage_groups.end(), shape.stages_per_group()[g], g);
         fn(mesh, stage_groups);
       } while (std::next_permutation(used.begin(), used.end()));
     }

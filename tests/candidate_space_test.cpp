@@ -87,7 +87,7 @@ TEST_CASE("group rules cut groups per shape and are counted") {
   // A 4-GPU-per-node group cannot hold tp 8.
   const Scenario s = with_groups({node("h100-sxm"), {{"gpu", "a100-sxm-80gb"}, {"nodes", 2}, {"gpus_per_node", 4}}});
   const CandidateSpace space(s, &pruned);
-  for (const auto& sh : space.shapes()) CHECK(sh.stages_per_group[1] == 0);
+  for (const auto& sh : space.shapes()) CHECK(sh.stages_per_group()[1] == 0);
   CHECK(pruned["tp_in_scale_up_domain"] > 0);
 }
 
@@ -147,7 +147,7 @@ TEST_CASE("group-set walk: every set once with its verdict, kept, replayed and c
     const CandidateSpace space(s, &unused);
     REQUIRE(space.shapes().size() >= 2);  // two shapes with the same stages_per_group
     const MeshShape& shape = space.shapes().front();
-    for (int g = 0; g < n; ++g) REQUIRE(shape.stages_per_group[g] == 1);
+    for (int g = 0; g < n; ++g) REQUIRE(shape.stages_per_group()[g] == 1);
 
     std::vector<std::vector<int>> expected;
     PruneCounts expected_cuts;

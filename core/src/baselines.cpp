@@ -124,7 +124,7 @@ std::optional<PlanEvaluation> uniform_baseline(const Scenario& s, const Baseline
     if (e.bound_s > best_obj) break;  // the bound holds for every order and split
     const Mesh mesh = entry_mesh(in, e);
     const std::vector<int> groups =
-        stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group);
+        stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group());
     const std::vector<int> layers = even_split(s.model.num_layers, mesh.pp);
     const auto obj = objective_unless_above(s, mesh, groups, layers, in.cache, best_obj, seen);
     if (!obj || *obj > best_obj) continue;
@@ -151,7 +151,7 @@ std::optional<PlanEvaluation> megatron_default_baseline(const Scenario& s, const
     if (in.sets[e.set].groups.size() != s.cluster.groups.size()) continue;  // all groups, as Megatron would
     const Mesh mesh = entry_mesh(in, e);
     const std::vector<int> groups =
-        stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group);
+        stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group());
     const std::vector<int> layers = even_split(s.model.num_layers, mesh.pp);
     const auto blind_obj = objective_unless_above(blind, mesh, groups, layers, blind_cache, pick_blind, seen);
     if (!blind_obj || *blind_obj > pick_blind) continue;

@@ -99,7 +99,10 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
         if (!any) continue;
         const std::vector<int> etps_default = tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
         // One shape per base, its mesh fields set below for each combination (all of them are).
-        MeshShape shape{base, stages};
+        stage_counts_.push_back(std::make_unique<const std::vector<int>>(std::move(stages)));
+        MeshShape shape;
+        shape.mesh = base;
+        shape.stages_ = stage_counts_.back().get();
         // The shape rules read neither vpp nor pp: a verdict found for the first vpp is reused
         // for the others (key: recompute, overlap and offload indices; the value: the first
         // violated rule's name, empty when the mesh passes).
@@ -156,7 +159,7 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
 bool CandidateSpace::next_set(const MeshShape& shape, std::vector<int>& counts) const {
   // Odometer over counts[c] in [0, eligible groups of class c]; skips the empty set.
   for (size_t c = 0; c < counts.size(); ++c) {
-    const int eligible = shape.stages_per_group[class_groups_[c].front()] > 0
+    const int eligible = shape.stages_per_group()[class_groups_[c].front()] > 0
                              ? static_cast<int>(class_groups_[c].size())
                              : 0;
     if (counts[c] < eligible) {
@@ -178,7 +181,7 @@ bool CandidateSpace::walk_sets(const MeshShape& shape, bool from_start) const {
   while (walk_items_.size() < kSetChunk) {
     if (!next_set(shape, walk_counts_)) {
       if (from_start) {
-        walk_key_ = shape.stages_per_group;
+        walk_key_ = shape.stages_per_group();
         walk_whole_ = true;
       }
       return true;
@@ -189,9 +192,9 @@ bool CandidateSpace::walk_sets(const MeshShape& shape, bool from_start) const {
       int taken = 0;
       for (int g : class_groups_[c]) {
         if (taken == walk_counts_[c]) break;
-        if (shape.stages_per_group[g] == 0) continue;
+        if (shape.stages_per_group()[g] == 0) continue;
         groups.push_back(g);
-        pp += shape.stages_per_group[g];
+        pp += shape.stages_per_group()[g];
         ++taken;
       }
     }
@@ -233,7 +236,7 @@ int CandidateSpace::group_set_rule(const std::vector<int>& groups) const {
 Mesh CandidateSpace::mesh_for(const MeshShape& shape, const GroupSet& set) const {
   Mesh m = shape.mesh;
   m.pp = 0;
-  for (int g : set.groups) m.pp += shape.stages_per_group[g];
+  for (int g : set.groups) m.pp += shape.stages_per_group()[g];
   if (shape.ep_overlap_auto) {
     const RuleNamesOnly names;
     if (rule_ep_overlap_vpp(s_, m)) m.ep_comm_overlap = false;  // not allowed at this pp

@@ -135,7 +135,7 @@ struct EntryBuilder : SearchContext {
     for (size_t i = 0; i < space.shapes().size() && !st.budget_reached; ++i) {
       const MeshShape& shape = space.shapes()[i];
       count_rules();
-      shape_times.assign(shape.stages_per_group.size(), nullptr);
+      shape_times.assign(shape.stages_per_group().size(), nullptr);
       space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &st.pruned);
     }
     count_rules();
@@ -207,7 +207,7 @@ struct EntryBuilder : SearchContext {
     }
     ++st.candidates;
     const auto [dense, expert] = cache.layer_params(mesh);
-    const double shortfall = static_memory_shortfall_bytes(s, mesh, set.groups, shape.stages_per_group, dense, expert);
+    const double shortfall = static_memory_shortfall_bytes(s, mesh, set.groups, shape.stages_per_group(), dense, expert);
     if (shortfall > 0) {
       ++memory_bound;
       if (min_shortfall < 0 || shortfall < min_shortfall) min_shortfall = shortfall;
@@ -218,7 +218,7 @@ struct EntryBuilder : SearchContext {
     for (int g : set.groups) {
       if (!shape_times[g]) shape_times[g] = &times.get(cache.get(mesh, g));  // same for every set
       tv.push_back(shape_times[g]);
-      stages.push_back(shape.stages_per_group[g]);
+      stages.push_back(shape.stages_per_group()[g]);
     }
     const double sum_c = cheapest_sum(tv);
     const double bound = set_lower_bound_s(tv, stages, s.model.num_layers, num_microbatches(s.training, mesh), mesh.vpp,
@@ -294,7 +294,7 @@ class EntrySearch {
       return x.times->min_layer_s < y.times->min_layer_s;
     });
     std::vector<int> stage_groups;
-    for (int g : order) stage_groups.insert(stage_groups.end(), shape.stages_per_group[g], g);
+    for (int g : order) stage_groups.insert(stage_groups.end(), shape.stages_per_group()[g], g);
     return stage_groups;
   }
 
@@ -323,7 +323,7 @@ class EntrySearch {
       const StageCostModel* model = c_.cache.get(mesh_, g);
       models_.push_back(model);
       tv.push_back(&c_.times.get(model));
-      stages.push_back(shape.stages_per_group[g]);
+      stages.push_back(shape.stages_per_group()[g]);
       terms_.push_back(&bound_terms(*model, *tv.back()));  // the cache keeps it in place
       caps.push_back(max_layers_in_memory(*terms_.back()));
     }

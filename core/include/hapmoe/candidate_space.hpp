@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -46,9 +47,13 @@ class RuleTally {
 
 // A mesh shape without its pipeline size, and how many stages each node group can hold.
 struct MeshShape {
-  Mesh mesh;                          // pp = 0 until a group set is chosen
-  std::vector<int> stages_per_group;  // per cluster group; 0 = the group cannot hold this shape
+  Mesh mesh;                     // pp = 0 until a group set is chosen
   bool ep_overlap_auto = false;  // search.ep_comm_overlap unset: overlap off where pp > 1 = vpp
+  // Per cluster group: how many stages it holds (0 = it cannot hold this shape). Shared by the
+  // shapes of one (tp, cp, dp), and kept by the CandidateSpace that made the shape (a copy per
+  // shape was most of the enumeration's allocations).
+  const std::vector<int>& stages_per_group() const { return *stages_; }
+  const std::vector<int>* stages_ = nullptr;
 };
 
 // Groups used by a candidate, ascending (shared by every shape that can use them; a shape's pp
@@ -116,6 +121,7 @@ class CandidateSpace {
   mutable GroupSet walk_set_;
   const Scenario& s_;
   std::vector<MeshShape> shapes_;
+  std::vector<std::unique_ptr<const std::vector<int>>> stage_counts_;  // the shapes' stages_per_group
   std::vector<int> class_of_;
   std::vector<std::vector<int>> class_groups_;  // groups of each class, ascending
 };
@@ -124,7 +130,7 @@ class CandidateSpace {
 template <class F>
 bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCounts* pruned) const {
   // Replaying a kept walk instead of walking again was a fifth of the 8-type search.
-  bool ended = walk_whole_ && walk_key_ == shape.stages_per_group;
+  bool ended = walk_whole_ && walk_key_ == shape.stages_per_group();
   if (!ended) {
     walk_counts_.assign(class_groups_.size(), 0);
     ended = walk_sets(shape, true);
@@ -178,7 +184,7 @@ bool CandidateSpace::for_each_order(const MeshShape& shape, const GroupSet& set,
       if (left[c] == 0) continue;
       const int g = class_groups_[c][taken[c]];
       const size_t size = stage_groups.size();
-      stage_groups.insert(stage_groups.end(), shape.stages_per_group[g], g);
+      stage_groups.insert(stage_groups.end(), shape.stages_per_group()[g], g);
       --left[c];
       ++taken[c];
       remaining.clear();

@@ -48,6 +48,7 @@ TEST_CASE("group sets and orders are enumerated up to identical groups") {
   std::set<std::vector<int>> sets;
   std::set<std::vector<int>> orders;
   long long order_count = 0;
+  RuleTally tally;
   space.for_each_group_set(*shape, [&](const GroupSet& g) {
     sets.insert(g.groups);
     space.for_each_order(*shape, g, [](auto&, auto&) { return true; }, [](auto&) {}, [&](const std::vector<int>& stage_groups) {
@@ -56,7 +57,7 @@ TEST_CASE("group sets and orders are enumerated up to identical groups") {
       return true;
     });
     return true;
-  }, &pruned);
+  }, &tally);
   // Sets: {H}, {H,H}, {A}, {H,A}, {H,H,A} -- the second H100 alone is the same as the first.
   CHECK(sets == std::set<std::vector<int>>({{0}, {0, 1}, {2}, {0, 2}, {0, 1, 2}}));
   // Orders: 1 + 1 + 1 + 2 (HA, AH) + 3 (HHA, HAH, AHH): never two orders differing only by
@@ -73,12 +74,13 @@ TEST_CASE("three distinct types give every order") {
   const CandidateSpace space(s, &pruned);
   const MeshShape& shape = space.shapes().front();
   long long full_orders = 0;
+  RuleTally tally;
   space.for_each_group_set(shape, [&](const GroupSet& g) {
     if (g.groups.size() == 3) {
       space.for_each_order(shape, g, [](auto&, auto&) { return true; }, [](auto&) {}, [&](const std::vector<int>&) { return ++full_orders, true; });
     }
     return true;
-  }, &pruned);
+  }, &tally);
   CHECK(full_orders == 6);
 }
 
@@ -168,11 +170,13 @@ TEST_CASE("group-set walk: every set once with its verdict, kept, replayed and c
 
     auto walk = [&](const MeshShape& sh, size_t stop_after) {
       std::vector<std::vector<int>> seen;
-      PruneCounts cuts;
+      RuleTally tally;
       space.for_each_group_set(sh, [&](const GroupSet& g) {
         seen.push_back(g.groups);
         return seen.size() < stop_after;
-      }, &cuts);
+      }, &tally);
+      PruneCounts cuts;
+      tally.add_to(&cuts);
       return std::make_pair(seen, cuts);
     };
     for (const MeshShape* sh : {&space.shapes()[0], &space.shapes()[1], &space.shapes()[0]}) {

@@ -136,9 +136,10 @@ struct EntryBuilder : SearchContext {
       const MeshShape& shape = space.shapes()[i];
       count_rules();
       shape_times.assign(shape.stages_per_group().size(), nullptr);
-      space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &st.pruned);
+      space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &cuts_);
     }
     count_rules();
+    cuts_.add_to(&st.pruned);
     if (memory_bound > 0) st.pruned["memory_bound"] += memory_bound;
     entries.assign(std::move(built_));
   }
@@ -179,9 +180,11 @@ struct EntryBuilder : SearchContext {
     return slot.sum;
   }
 
+  RuleTally cuts_;  // sets cut by the set and pipeline rules, added to st.pruned once
+
   void count_rules() {
     for (const PipelineRule& r : rule_of_pp) {
-      if (r.cut > 0) st.pruned[std::string(r.rule)] += r.cut;
+      if (r.cut > 0) cuts_.count(r.rule, r.cut);
     }
     rule_of_pp.clear();
   }

@@ -27,10 +27,10 @@ using PruneCounts = std::map<std::string, long long>;  // rule name -> candidate
 // look-up per rejected candidate was a large part of the enumeration. reset() keeps the names.
 class RuleTally {
  public:
-  void count(std::string_view rule) {
+  void count(std::string_view rule, long long n = 1) {
     auto known = std::find_if(counts_.begin(), counts_.end(), [&](const auto& c) { return c.first == rule; });
     if (known == counts_.end()) known = counts_.insert(counts_.end(), {std::string(rule), 0});
-    ++known->second;
+    known->second += n;
   }
   void add_to(PruneCounts* pruned) const {
     for (const auto& [rule, n] : counts_) {
@@ -73,9 +73,10 @@ class CandidateSpace {
 
   // Group sets of a shape up to identical groups (within a class, the lowest-index groups are
   // used first), each with its pp; sets whose pp the search or the model excludes are counted in
-  // *pruned. Stops early (returns false) when `fn` returns false.
+  // *cuts by rule name (a search walks thousands of shapes: the caller adds them to its
+  // PruneCounts once). Stops early (returns false) when `fn` returns false.
   template <class F>
-  bool for_each_group_set(const MeshShape& shape, F fn, PruneCounts* pruned) const;
+  bool for_each_group_set(const MeshShape& shape, F fn, RuleTally* cuts) const;
 
   // The mesh of a shape and a set: pp is the sum of the set's stages.
   Mesh mesh_for(const MeshShape& shape, const GroupSet& set) const;
@@ -128,20 +129,20 @@ class CandidateSpace {
 
 // Group sets are counted per class: counts[c] groups of class c (its lowest-index eligible ones).
 template <class F>
-bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, PruneCounts* pruned) const {
+bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, RuleTally* cuts) const {
   // Replaying a kept walk instead of walking again was a fifth of the 8-type search.
   bool ended = walk_whole_ && walk_key_ == shape.stages_per_group();
   if (!ended) {
     walk_counts_.assign(class_groups_.size(), 0);
     ended = walk_sets(shape, true);
   }
-  // Cuts are counted here and added to *pruned once (not a string-keyed look-up per set).
+  // Cuts are counted here and added to *cuts once (not a look-up by name per set).
   long long pp_range = 0;
   walk_rule_cuts_.assign(set_rule_names_.size(), 0);
   auto count_cuts = [&]() {
-    if (pp_range > 0) (*pruned)["pp_range"] += pp_range;
+    if (pp_range > 0) cuts->count("pp_range", pp_range);
     for (size_t k = 1; k < walk_rule_cuts_.size(); ++k) {
-      if (walk_rule_cuts_[k] > 0) (*pruned)[set_rule_names_[k]] += walk_rule_cuts_[k];
+      if (walk_rule_cuts_[k] > 0) cuts->count(set_rule_names_[k], walk_rule_cuts_[k]);
     }
   };
   GroupSet& set = walk_set_;  // refilled for each set (fn sees it until it returns)

@@ -2,6 +2,9 @@
 // (memory) and never exceed what a split achieves (time), for every memory accounting.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "hapmoe/candidate_cost.hpp"
 #include "hapmoe/cost_memory.hpp"
 #include "test_scenarios.hpp"
@@ -55,5 +58,40 @@ TEST_CASE("memory bounds never exceed the stage cost model's peak memory") {
                                                           model->total_expert_params());
     const double room = m.pp * (s.cluster.groups[0].gpu.memory_gib - s.cluster.groups[0].gpu.reserved_memory_gib) * kGiB;
     CHECK(shortfall + room <= charged * (1 + 1e-12));
+  }
+}
+
+// PositionBound::least_time_for_layers takes the r smallest breakpoints by merging the
+// positions' non-decreasing runs: the same values as sorting all of them, with ties, short runs,
+// empty runs and fewer values than asked for.
+TEST_CASE("smallest_of_sorted_runs: the r smallest values of non-decreasing runs, as a full sort gives") {
+  std::mt19937 rng(7);
+  std::vector<hapmoe::SortedRunHead> heads;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int runs = static_cast<int>(rng() % 9);
+    std::vector<std::vector<double>> values(runs);
+    std::vector<int> lengths(runs);
+    std::vector<double> all;
+    for (int i = 0; i < runs; ++i) {
+      lengths[i] = static_cast<int>(rng() % 12);  // 0 = an empty run
+      double v = static_cast<double>(rng() % 5);
+      for (int n = 0; n < lengths[i]; ++n) {
+        v += static_cast<double>(rng() % 3);  // steps of 0 make ties within a run
+        values[i].push_back(v);
+        all.push_back(v);
+      }
+    }
+    const int limit = static_cast<int>(rng() % 40);
+    std::vector<double> out;
+    int calls = 0;
+    const int found = hapmoe::smallest_of_sorted_runs(
+        lengths, [&](int i, int n) { ++calls; return values[i][n - 1]; }, limit, &out, &heads);
+    std::sort(all.begin(), all.end());
+    const int expect = std::min<int>(limit, static_cast<int>(all.size()));
+    CHECK(found == expect);
+    REQUIRE(out.size() == static_cast<size_t>(limit) + 1);
+    CHECK(out[0] == 0);
+    for (int r = 1; r <= limit; ++r) CHECK(out[r] == (r <= expect ? all[r - 1] : 1e300));
+    CHECK(calls <= runs + limit);  // a merge: never every value
   }
 }

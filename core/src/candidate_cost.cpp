@@ -567,30 +567,28 @@ double PositionBound::lower_bound_s(const Options& options, int free_from) const
 
 void PositionBound::least_time_for_layers(const Options& options, int from, std::vector<double>* floor) const {
   // Position i can hold its n-th layer from time bp(i, n) on: the least, over its groups that
-  // fit n layers in memory, of extras + the n cheapest layers (non-decreasing in n). The
-  // positions hold r layers within C only if r of the bp(i, n) are <= C.
-  breakpoints_.clear();
-  for (int i = std::max(0, from); i < pp_; ++i) {
+  // fit n layers in memory, of extras + the n cheapest layers. The positions hold r layers within
+  // C only if r of the bp(i, n) are <= C, so floor[r] is the r-th smallest bp. Each position's
+  // bp(i, n) is non-decreasing in n (larger sums over fewer groups): the smallest ones come from
+  // merging the positions' runs (num_layers steps, instead of sorting every (i, n)).
+  const int first = std::max(0, from);
+  lengths_.assign(pp_ > first ? pp_ - first : 0, 0);
+  for (int i = first; i < pp_; ++i) {
     int most = 0;
     for (int g : options[i]) most = std::max(most, fit_[g][i]);
-    most = std::min(most, num_layers_);
-    for (int n = 1; n <= most; ++n) {
-      double least = 1e300;
-      for (int g : options[i]) {
-        if (fit_[g][i] >= n) least = std::min(least, extra_[g][i] + terms_[g]->times->cheapest_sum_s[n]);
-      }
-      breakpoints_.push_back(least);
+    lengths_[i - first] = std::min(most, num_layers_);
+  }
+  auto bp = [&](int run, int n) {
+    const int i = first + run;
+    double least = 1e300;
+    for (int g : options[i]) {
+      if (fit_[g][i] >= n) least = std::min(least, extra_[g][i] + terms_[g]->times->cheapest_sum_s[n]);
     }
-  }
-  const size_t wanted = std::min<size_t>(breakpoints_.size(), static_cast<size_t>(num_layers_));
-  if (wanted < breakpoints_.size()) {
-    std::nth_element(breakpoints_.begin(), breakpoints_.begin() + static_cast<long>(wanted), breakpoints_.end());
-  }
-  std::sort(breakpoints_.begin(), breakpoints_.begin() + static_cast<long>(wanted));
-  floor->assign(num_layers_ + 1, 1e300);
-  (*floor)[0] = 0;
+    return least;
+  };
+  const int found = smallest_of_sorted_runs(lengths_, bp, num_layers_, floor, &heads_);
   // A margin for the rounding of cost()'s own sums.
-  for (size_t r = 1; r <= wanted; ++r) (*floor)[r] = breakpoints_[r - 1] * (1 - 1e-9);
+  for (int r = 1; r <= found; ++r) (*floor)[r] *= 1 - 1e-9;
 }
 
 long long PositionBound::layers_fit_from(const Options& options, int from) const {

@@ -3,6 +3,7 @@
 // (and, for a group set, every order of its groups), so pruning by them never loses the optimum.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -124,6 +125,41 @@ int max_layers_in_memory(const GroupBoundTerms& t);
 // cheapest group + the ends' least extras; max_c >= the least C at which the positions can hold
 // all layers, and all MoE layers (counted alone, by the MoE layers' own times and bytes), each
 // position >= vpp of them. Built once per (mesh, group set).
+// The head of one run in smallest_of_sorted_runs: the run's n-th value.
+struct SortedRunHead {
+  double value;
+  int run, n;
+};
+// out[r] (r = 1..limit) = the r-th smallest of the values value(i, n), n = 1..lengths[i], of runs
+// each non-decreasing in n (out[0] = 0; 1e300 past their total count, which is returned, up to
+// limit). A k-way merge: `limit` steps, never every value. heads: scratch.
+template <class Value>
+int smallest_of_sorted_runs(const std::vector<int>& lengths, Value value, int limit, std::vector<double>* out,
+                            std::vector<SortedRunHead>* heads) {
+  auto later = [](const SortedRunHead& x, const SortedRunHead& y) { return x.value > y.value; };  // a min-heap
+  heads->clear();
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    if (lengths[i] >= 1) heads->push_back({value(static_cast<int>(i), 1), static_cast<int>(i), 1});
+  }
+  std::make_heap(heads->begin(), heads->end(), later);
+  out->assign(static_cast<size_t>(limit) + 1, 1e300);
+  (*out)[0] = 0;
+  int r = 0;
+  while (r < limit && !heads->empty()) {
+    std::pop_heap(heads->begin(), heads->end(), later);
+    SortedRunHead& next = heads->back();
+    (*out)[++r] = next.value;
+    if (next.n < lengths[next.run]) {
+      ++next.n;
+      next.value = value(next.run, next.n);
+      std::push_heap(heads->begin(), heads->end(), later);
+    } else {
+      heads->pop_back();
+    }
+  }
+  return r;
+}
+
 class PositionBound {
  public:
   using Options = std::vector<std::vector<int>>;
@@ -164,7 +200,8 @@ class PositionBound {
   std::vector<int> blocks_;
   mutable std::vector<long long> most_sum_, most_moe_sum_, best_, best_moe_;  // holds() scratch
   mutable std::vector<int> start_;
-  mutable std::vector<double> breakpoints_;  // least_time_for_layers() scratch
+  mutable std::vector<int> lengths_;  // least_time_for_layers() scratch
+  mutable std::vector<SortedRunHead> heads_;
 };
 
 // Weights, gradients and optimizer state of all layers (with distributed-optimizer sharding, the

@@ -94,21 +94,25 @@ namespace {
 bool entry_before(const SearchEntry& a, const SearchEntry& b) {
   return a.bound_s < b.bound_s || (a.bound_s == b.bound_s && (a.shape < b.shape || (a.shape == b.shape && a.set < b.set)));
 }
-bool entry_after(const SearchEntry& a, const SearchEntry& b) { return entry_before(b, a); }
+// A function object, not a function pointer: the heap calls it for every comparison, and through
+// a pointer each of them was an indirect call (2.4% of the 8-type search natively).
+struct EntryAfter {
+  bool operator()(const SearchEntry& a, const SearchEntry& b) const { return entry_before(b, a); }
+};
 }  // namespace
 
 void SortedEntries::assign(std::vector<SearchEntry> entries) {
   v_ = std::move(entries);
   sorted_ = 0;
   // Seen back to front, v_ is a heap whose top is the first entry (std heaps keep the greatest
-  // on top, hence entry_after).
-  std::make_heap(v_.rbegin(), v_.rend(), entry_after);
+  // on top, hence EntryAfter).
+  std::make_heap(v_.rbegin(), v_.rend(), EntryAfter());
 }
 
 const SearchEntry& SortedEntries::operator[](size_t i) const {
   while (sorted_ <= i) {
     // Moves the heap's top (the next entry in order) to v_[sorted_], the heap's end seen back to front.
-    std::pop_heap(v_.rbegin(), v_.rend() - static_cast<std::ptrdiff_t>(sorted_), entry_after);
+    std::pop_heap(v_.rbegin(), v_.rend() - static_cast<std::ptrdiff_t>(sorted_), EntryAfter());
     ++sorted_;
   }
   return v_[i];

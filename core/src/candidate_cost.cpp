@@ -361,6 +361,7 @@ GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model
   t.every_stage_bytes = model.working_bytes();
   t.graph_bytes_single = cuda_graph_memory_gib(s.training, 1) * kGiB;
   t.graph_bytes_pipelined = cuda_graph_memory_gib(s.training, 2) * kGiB;
+  t.max_layers = max_layers_in_memory(t);
   return t;
 }
 

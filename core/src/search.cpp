@@ -328,7 +328,7 @@ class EntrySearch {
       tv.push_back(&c_.times.get(model));
       stages.push_back(shape.stages_per_group()[g]);
       terms_.push_back(&bound_terms(*model, *tv.back()));  // the cache keeps it in place
-      caps.push_back(max_layers_in_memory(*terms_.back()));
+      caps.push_back(terms_.back()->max_layers);
     }
     const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
     const double threshold = top_.threshold();

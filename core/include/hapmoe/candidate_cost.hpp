@@ -109,6 +109,7 @@ struct GroupBoundTerms {
   double first_extra_bytes = 0, last_extra_bytes = 0, embedding_copy_bytes = 0;
   double first_extra_act_bytes = 0, last_extra_act_bytes = 0, every_stage_bytes = 0;
   double graph_bytes_single = 0, graph_bytes_pipelined = 0;
+  int max_layers = 0;  // max_layers_in_memory(*this), found once (a search asks for every entry)
 };
 GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model, const GroupLayerTimes& times,
                                   const Mesh& mesh);
@@ -132,26 +133,47 @@ struct SortedRunHead {
 };
 // out[r] (r = 1..limit) = the r-th smallest of the values value(i, n), n = 1..lengths[i], of runs
 // each non-decreasing in n (out[0] = 0; 1e300 past their total count, which is returned, up to
-// limit). A k-way merge: `limit` steps, never every value. heads: scratch.
+// limit). A k-way merge: `limit` steps, never every value. Up to kLinearRuns runs, each step
+// scans the heads (a pipeline's few positions: cheaper than a heap); more, a min-heap. heads: scratch.
 template <class Value>
 int smallest_of_sorted_runs(const std::vector<int>& lengths, Value value, int limit, std::vector<double>* out,
                             std::vector<SortedRunHead>* heads) {
-  auto later = [](const SortedRunHead& x, const SortedRunHead& y) { return x.value > y.value; };  // a min-heap
+  constexpr size_t kLinearRuns = 16;
   heads->clear();
   for (size_t i = 0; i < lengths.size(); ++i) {
     if (lengths[i] >= 1) heads->push_back({value(static_cast<int>(i), 1), static_cast<int>(i), 1});
   }
-  std::make_heap(heads->begin(), heads->end(), later);
   out->assign(static_cast<size_t>(limit) + 1, 1e300);
   (*out)[0] = 0;
   int r = 0;
+  // Takes a head as the next smallest value; false when its run has no more.
+  auto advance = [&](SortedRunHead& head) {
+    (*out)[++r] = head.value;
+    if (head.n < lengths[head.run]) {
+      ++head.n;
+      head.value = value(head.run, head.n);
+      return true;
+    }
+    return false;
+  };
+  if (heads->size() <= kLinearRuns) {
+    while (r < limit && !heads->empty()) {
+      size_t least = 0;
+      for (size_t k = 1; k < heads->size(); ++k) {
+        if ((*heads)[k].value < (*heads)[least].value) least = k;
+      }
+      if (!advance((*heads)[least])) {
+        (*heads)[least] = heads->back();
+        heads->pop_back();
+      }
+    }
+    return r;
+  }
+  auto later = [](const SortedRunHead& x, const SortedRunHead& y) { return x.value > y.value; };  // a min-heap
+  std::make_heap(heads->begin(), heads->end(), later);
   while (r < limit && !heads->empty()) {
     std::pop_heap(heads->begin(), heads->end(), later);
-    SortedRunHead& next = heads->back();
-    (*out)[++r] = next.value;
-    if (next.n < lengths[next.run]) {
-      ++next.n;
-      next.value = value(next.run, next.n);
+    if (advance(heads->back())) {
       std::push_heap(heads->begin(), heads->end(), later);
     } else {
       heads->pop_back();

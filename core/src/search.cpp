@@ -320,8 +320,12 @@ class EntrySearch {
   bool prepare_bounds(const MeshShape& shape) {
     models_.clear();
     terms_.clear();
-    std::vector<const GroupLayerTimes*> tv;
-    std::vector<int> stages, caps;
+    std::vector<const GroupLayerTimes*>& tv = set_times_;
+    std::vector<int>& stages = set_stages_;
+    std::vector<int>& caps = set_caps_;
+    tv.clear();
+    stages.clear();
+    caps.clear();
     for (int g : set_->groups) {
       const StageCostModel* model = c_.cache.get(mesh_, g);
       models_.push_back(model);
@@ -345,9 +349,11 @@ class EntrySearch {
     } else {
       positions_.emplace(terms_, mesh_.pp, s_.model.num_layers, m_, mesh_.vpp, stages);
     }
-    std::vector<int> any(terms_.size());
+    std::vector<int>& any = scratch_;
+    any.resize(terms_.size());
     for (size_t i = 0; i < any.size(); ++i) any[i] = static_cast<int>(i);
-    options_.assign(mesh_.pp, any);
+    options_.resize(mesh_.pp);
+    for (std::vector<int>& o : options_) o = any;  // keeps each position's buffer
     // Against an incumbent, whether the position bound reaches it is one capacity evaluation
     // (the bound's value needs a bisection); without one, only an infeasible entry is cut.
     const bool cut = threshold < 1e300 ? positions_->reaches(options_, threshold, 0)
@@ -375,7 +381,8 @@ class EntrySearch {
   // group still to place) reaches the incumbent.
   bool prefix_reaches(const std::vector<int>& prefix, const std::vector<int>& rest) {
     ++work_;
-    std::vector<int> later;
+    std::vector<int>& later = scratch_;
+    later.clear();
     for (int g : rest) later.push_back(index_of(g));
     for (size_t i = 0; i < options_.size(); ++i) {
       if (i < prefix.size()) options_[i].assign(1, index_of(prefix[i]));
@@ -474,6 +481,10 @@ class EntrySearch {
   long long work_ = 0;  // bound evaluations over orders (4 count as one searched order)
   std::vector<const StageCostModel*> models_;  // per set group
   std::vector<const GroupBoundTerms*> terms_;  // per set group, in bound_terms_
+  // prepare_bounds() scratch, per set group: layer times, stages, most layers in memory.
+  std::vector<const GroupLayerTimes*> set_times_;
+  std::vector<int> set_stages_, set_caps_;
+  std::vector<int> scratch_;  // prepare_bounds() and prefix_reaches() scratch
   struct BoundKey {
     const StageCostModel* model;
     long long dense_shards, expert_shards;

@@ -144,11 +144,12 @@ int smallest_of_sorted_runs(const std::vector<int>& lengths, Value value, int li
     if (lengths[i] >= 1) heads->push_back({value(static_cast<int>(i), 1), static_cast<int>(i), 1});
   }
   out->assign(static_cast<size_t>(limit) + 1, 1e300);
-  (*out)[0] = 0;
+  double* const o = out->data();
+  o[0] = 0;
   int r = 0;
   // Takes a head as the next smallest value; false when its run has no more.
   auto advance = [&](SortedRunHead& head) {
-    (*out)[++r] = head.value;
+    o[++r] = head.value;
     if (head.n < lengths[head.run]) {
       ++head.n;
       head.value = value(head.run, head.n);
@@ -157,15 +158,18 @@ int smallest_of_sorted_runs(const std::vector<int>& lengths, Value value, int li
     return false;
   };
   if (heads->size() <= kLinearRuns) {
-    while (r < limit && !heads->empty()) {
+    SortedRunHead* const h = heads->data();
+    size_t count = heads->size();
+    while (r < limit && count > 0) {
       size_t least = 0;
-      for (size_t k = 1; k < heads->size(); ++k) {
-        if ((*heads)[k].value < (*heads)[least].value) least = k;
+      double least_value = h[0].value;
+      for (size_t k = 1; k < count; ++k) {
+        if (h[k].value < least_value) {
+          least_value = h[k].value;
+          least = k;
+        }
       }
-      if (!advance((*heads)[least])) {
-        (*heads)[least] = heads->back();
-        heads->pop_back();
-      }
+      if (!advance(h[least])) h[least] = h[--count];
     }
     return r;
   }

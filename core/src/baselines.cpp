@@ -15,41 +15,32 @@ Mesh entry_mesh(const BaselineInputs& in, const SearchEntry& e) {
 }
 
 // split_objective of `layers` on stage groups `groups` of `mesh` (what make_split_problem would
-// pose), or nullopt once the stages costed so far already give more than `above`: the objective
-// only grows with each stage (sums and maxima of non-negative terms), so such a split ends above
-// it too. Both callers skip a split above their pick. A stage's model and links are made only
-// when it is costed: most entries end above the pick within a stage or two, and building every
-// stage's links first was a third of the Megatron-default baseline.
+// pose), or nullopt once it exceeds `above` (split_objective_by): both callers skip a split above
+// their pick. A stage's model and links are made only when it is costed: most entries end above
+// the pick within a stage or two, and building every stage's links first was a third of the
+// Megatron-default baseline.
 std::optional<double> objective_unless_above(const Scenario& s, const Mesh& mesh, const std::vector<int>& groups,
                                              const std::vector<int>& layers, StageModelCache& cache, double above,
                                              std::vector<long long>& seen) {
-  const long long m = num_microbatches(s.training, mesh);
   const long long stage_gpus = mesh.stage_gpus();
   seen.assign(s.cluster.groups.size(), 0);  // stages so far per group (as stage_links counts them)
-  double sum = 0, mx = 0, tail = 0;
-  int first = 0;
   const StageCostModel* model = nullptr;
   StageLinks links;
   long long local = groups.empty() ? 0 : seen[groups[0]]++;
-  for (size_t i = 0; i < layers.size(); ++i) {
+  auto cost_of = [&](int i, int first, int n) {  // stage i, after stage i - 1
     if (i == 0 || groups[i] != groups[i - 1]) model = cache.get(mesh, groups[i]);
     links.prev = links.next;
     links.next.reset();
     long long next_local = 0;
-    if (i + 1 < groups.size()) {
+    if (static_cast<size_t>(i) + 1 < groups.size()) {
       next_local = seen[groups[i + 1]]++;
       links.next = stage_link(s.cluster, stage_gpus, groups[i], local, groups[i + 1], next_local);
     }
-    const StageCost c = model->cost(static_cast<int>(i), first, layers[i], links, mesh);
-    if (!usable_stage_cost(c)) return std::nullopt;
-    sum += c.per_microbatch_s();
-    mx = std::max(mx, c.per_microbatch_s());
-    tail = std::max(tail, c.tail_s());
-    first += layers[i];
-    if (iteration_time_s(sum, mx, tail, m, mesh.vpp) > above) return std::nullopt;
     local = next_local;
-  }
-  return iteration_time_s(sum, mx, tail, m, mesh.vpp);
+    return model->cost(i, first, n, links, mesh);
+  };
+  SplitCounters unused;
+  return split_objective_by(layers, num_microbatches(s.training, mesh), mesh.vpp, &unused, cost_of, above);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -93,10 +94,14 @@ bool usable_stage_cost(const StageCost& c);
 void note_stage_shortfall(SplitCounters* k, const StageCost& c);
 
 // Objective of a given split whose stage i, over layers [first, first + layers[i]), costs
-// cost_of(i, first, layers[i]); nullopt if a stage is not usable (counted in k->memory).
+// cost_of(i, first, layers[i]) (called in stage order); nullopt if a stage is not usable
+// (counted in k->memory), or once the stages costed so far already give more than `above`: the
+// objective only grows with each stage (sums and maxima of non-negative terms), so such a split
+// ends above it too.
 template <class CostOf>
 std::optional<double> split_objective_by(const std::vector<int>& layers, long long num_microbatches, int vpp,
-                                         SplitCounters* k, CostOf&& cost_of) {
+                                         SplitCounters* k, CostOf&& cost_of,
+                                         double above = std::numeric_limits<double>::infinity()) {
   double sum = 0, mx = 0, tail = 0;
   int first = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -111,6 +116,10 @@ std::optional<double> split_objective_by(const std::vector<int>& layers, long lo
     mx = std::max(mx, c.per_microbatch_s());
     tail = std::max(tail, c.tail_s());
     first += layers[i];
+    if (above < std::numeric_limits<double>::infinity() &&
+        iteration_time_s(sum, mx, tail, num_microbatches, vpp) > above) {
+      return std::nullopt;
+    }
   }
   return iteration_time_s(sum, mx, tail, num_microbatches, vpp);
 }

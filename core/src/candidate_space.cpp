@@ -39,7 +39,7 @@ std::vector<int> default_eps(const ModelSpec& m) {
 
 CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
   const RuleNamesOnly names;  // rejections are counted by rule name
-  RuleTally cuts;  // shape rejections (the page's first plan checks 12,000 combinations)
+  RuleTally cuts;  // group and shape rejections (the page's first plan checks 12,000 combinations)
   const ClusterSpec& c = s.cluster;
   const SearchSpec& sp = s.search;
   const int num_groups = static_cast<int>(c.groups.size());
@@ -90,7 +90,7 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
         for (int g = 0; g < num_groups; ++g) {
           if (c.groups[g].gpus() < stage) continue;
           if (auto v = check_group_rules(s, base, g)) {
-            ++(*pruned)[std::string(v->rule)];
+            cuts.count(v->rule);
             continue;
           }
           stages[g] = static_cast<int>(c.groups[g].gpus() / stage);

@@ -24,7 +24,7 @@ namespace hapmoe {
 using PruneCounts = std::map<std::string, long long>;  // rule name -> candidates cut
 
 // Rejections counted by rule name, then added to PruneCounts in one go: a string-keyed map
-// look-up per rejected candidate was a large part of the enumeration. reset() keeps the names.
+// look-up per rejected candidate was a large part of the enumeration.
 class RuleTally {
  public:
   void count(std::string_view rule, long long n = 1) {
@@ -36,9 +36,6 @@ class RuleTally {
     for (const auto& [rule, n] : counts_) {
       if (n > 0) (*pruned)[rule] += n;
     }
-  }
-  void reset() {
-    for (auto& c : counts_) c.second = 0;
   }
 
  private:

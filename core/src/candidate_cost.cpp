@@ -9,12 +9,9 @@
 namespace hapmoe {
 
 size_t StageModelCache::KeyHash::operator()(const Key& k) const {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over the fields
-  for (int v : {k.tp, k.cp, k.ep, k.etp, k.mbs, k.recompute, k.ep_overlap, k.group}) {
-    h ^= static_cast<uint64_t>(static_cast<uint32_t>(v));
-    h *= 1099511628211ull;
-  }
-  return static_cast<size_t>(h);
+  Fnv1a h;
+  for (int v : {k.tp, k.cp, k.ep, k.etp, k.mbs, k.recompute, k.ep_overlap, k.group}) h.add(static_cast<uint32_t>(v));
+  return static_cast<size_t>(h.value());
 }
 
 StageModelCache::StageModelCache(const Scenario& s) : s_(s) {

@@ -101,9 +101,9 @@ struct EntryBuilder : SearchContext {
   double min_shortfall = -1;
   struct GroupsHash {
     size_t operator()(const std::vector<int>& v) const {
-      uint64_t h = 1469598103934665603ull;  // FNV-1a over the group indices
-      for (int x : v) h = (h ^ static_cast<uint32_t>(x)) * 1099511628211ull;
-      return static_cast<size_t>(h);
+      Fnv1a h;
+      for (int x : v) h.add(static_cast<uint32_t>(x));
+      return static_cast<size_t>(h.value());
     }
   };
   std::unordered_map<std::vector<int>, int, GroupsHash> set_ids;
@@ -169,8 +169,9 @@ struct EntryBuilder : SearchContext {
 
   double cheapest_sum(const std::vector<const GroupLayerTimes*>& times) {
     if (sum_slots_.empty()) sum_slots_.resize(kSumSlots);
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the pointers
-    for (const GroupLayerTimes* t : times) h = (h ^ reinterpret_cast<uintptr_t>(t)) * 1099511628211ull;
+    Fnv1a f;
+    for (const GroupLayerTimes* t : times) f.add(reinterpret_cast<uintptr_t>(t));
+    const uint64_t h = f.value();
     SumSlot& slot = sum_slots_[(h ^ (h >> 29)) % kSumSlots];
     if (!slot.used || slot.times != times) {
       slot.used = true;

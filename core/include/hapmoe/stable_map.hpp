@@ -11,6 +11,16 @@
 
 namespace hapmoe {
 
+// FNV-1a, one word at a time: the hash of the caches' keys (small integers and pointers).
+class Fnv1a {
+ public:
+  void add(uint64_t x) { h_ = (h_ ^ x) * 1099511628211ull; }
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_ = 1469598103934665603ull;
+};
+
 template <class Key, class Value, class Hash>
 class StableMap {
  public:

@@ -28,7 +28,7 @@ struct IncrementalSplit::State {
   double last_extra = 0;                         // least last-stage extra
   std::vector<double> suffix_min;                // [j]: sum of layer_min over layers j..L-1
   std::vector<std::vector<Label>> states;        // (stage, layers) -> labels, flattened
-  std::vector<std::pair<double, double>> costs;  // per n of the stage being pushed
+  StageCostMemo own_memo;                        // the stage's costs when push() is given no memo
 
   std::vector<Label>& state(int i, int j) { return states[static_cast<size_t>(i) * (L + 1) + j]; }
   const std::vector<Label>& state(int i, int j) const { return states[static_cast<size_t>(i) * (L + 1) + j]; }
@@ -85,8 +85,13 @@ int IncrementalSplit::depth() const { return st_->depth; }
 void IncrementalSplit::pop() { --st_->depth; }
 
 bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links, double incumbent_s,
-                            SplitCounters* k, long long layers_after_max, const std::vector<double>* rest_floor) {
+                            SplitCounters* k, long long layers_after_max, const std::vector<double>* rest_floor,
+                            StageCostMemo* memo) {
   State& s = *st_;
+  if (!memo) {
+    memo = &s.own_memo;
+    memo->clear();
+  }
   const int i = s.depth++;
   const int L = s.L, min_n = s.min_n, stages_after = s.pp - i - 1;
   for (int j = 0; j <= L; ++j) s.state(i + 1, j).clear();
@@ -94,9 +99,9 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
   for (int j = i * min_n; j <= L - (s.pp - i) * min_n; ++j) {
     const std::vector<Label>& here = s.state(i, j);
     if (here.empty()) continue;
-    // Stage i over layers [j, j + n) does not depend on the label: cost each n once per state
-    // (per_microbatch, tail), computed as far as some label needs it.
-    s.costs.clear();
+    // Stage i over layers [j, j + n) does not depend on the label: each n is costed once per
+    // state (per_microbatch, tail), as far as some label needs it, and read from the memo when
+    // an earlier push of this stage costed it.
     int fits_up_to = L + 1;  // first n that does not fit (peak memory only grows with n)
     const int max_n = L - j - stages_after * min_n;
     // The later stages cannot hold more than layers_after_max: this stage takes the rest.
@@ -105,6 +110,8 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
       k->memory += static_cast<long long>(here.size());
       continue;
     }
+    StageCostMemo::Item* const costs = memo->row(j, max_n);
+    int costed = 0;  // n = least_n .. least_n + costed - 1 are costed (and usable) in this state
     for (int li = 0; li < static_cast<int>(here.size()); ++li) {
       const Label& lab = here[li];
       if (s.bound(lab, i, j) >= incumbent_s) {
@@ -116,18 +123,19 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
           k->memory += max_n - n + 1;
           break;
         }
-        if (n - least_n >= static_cast<int>(s.costs.size())) {
-          const StageCost c = model.cost(i, j, n, links, s.mesh);
+        StageCostMemo::Item& c = costs[n];
+        if (n - least_n >= costed) {
+          if (!memo->known(c)) memo->set(&c, model.cost(i, j, n, links, s.mesh));
           ++k->stage_costs;
-          if (!usable_stage_cost(c)) {  // a non-finite time (degenerate input) is infeasible
+          if (!c.usable) {  // a non-finite time (degenerate input) is infeasible
             fits_up_to = n;
             k->memory += max_n - n + 1;
-            note_stage_shortfall(k, c);
+            note_shortfall_bytes(k, c.a);
             break;
           }
-          s.costs.emplace_back(c.per_microbatch_s(), c.tail_s());
+          ++costed;
         }
-        const auto [c_mb, c_tail] = s.costs[n - least_n];
+        const double c_mb = c.a, c_tail = c.b;
         Label next{lab.sum_c + c_mb, std::max(lab.max_c, c_mb), std::max(lab.max_tail, c_tail), j, li};
         // Non-decreasing in n (the stage only gets slower), so every larger n fails too.
         const double rest = stages_after > 0 ? s.suffix_min[j + n] + s.last_extra : 0.0;
@@ -251,10 +259,69 @@ bool usable_stage_cost(const StageCost& c) {
   return c.fits() && std::isfinite(c.per_microbatch_s()) && std::isfinite(c.tail_s());
 }
 
-void note_stage_shortfall(SplitCounters* k, const StageCost& c) {
-  if (!std::isfinite(c.peak_bytes())) return;
-  const double over = c.peak_bytes() - c.capacity_bytes;
+double stage_shortfall_bytes(const StageCost& c) {
+  return std::isfinite(c.peak_bytes()) ? c.peak_bytes() - c.capacity_bytes : std::numeric_limits<double>::quiet_NaN();
+}
+
+void note_shortfall_bytes(SplitCounters* k, double over) {
+  if (std::isnan(over)) return;
   if (k->min_shortfall_bytes < 0 || over < k->min_shortfall_bytes) k->min_shortfall_bytes = over;
+}
+
+void note_stage_shortfall(SplitCounters* k, const StageCost& c) { note_shortfall_bytes(k, stage_shortfall_bytes(c)); }
+
+void StageCostMemo::clear() {
+  if (++stamp_ == 0) {  // wrapped: no item may look known
+    for (std::vector<Item>& r : rows_) r.assign(r.size(), Item{});
+    stamp_ = 1;
+  }
+}
+
+StageCostMemo::Item* StageCostMemo::row(int j, int max_n) {
+  if (static_cast<int>(rows_.size()) <= j) rows_.resize(j + 1);
+  std::vector<Item>& r = rows_[j];
+  if (static_cast<int>(r.size()) <= max_n) r.resize(max_n + 1);
+  return r.data();
+}
+
+void StageCostMemo::set(Item* item, const StageCost& c) const {
+  item->stamp = stamp_;
+  item->usable = usable_stage_cost(c);
+  item->a = item->usable ? c.per_microbatch_s() : stage_shortfall_bytes(c);
+  item->b = item->usable ? c.tail_s() : 0;
+}
+
+namespace {
+// Items all the memos of one mesh may hold together (24 bytes each: 24 MiB).
+constexpr size_t kMemoItemBudget = size_t{1} << 20;
+
+bool same_link(const std::optional<Link>& a, const std::optional<Link>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->gbps == b->gbps && a->efficiency == b->efficiency && a->latency_s == b->latency_s);
+}
+}  // namespace
+
+void StageCostMemos::reset(int num_layers) {
+  keys_.clear();
+  // A memo holds at most one item per layer range: (L + 1)(L + 2) / 2.
+  const size_t per_memo = static_cast<size_t>(num_layers + 1) * (num_layers + 2) / 2;
+  max_memos_ = std::max<size_t>(1, kMemoItemBudget / std::max<size_t>(per_memo, 1));
+}
+
+StageCostMemo* StageCostMemos::get(int stage, const StageCostModel* model, const StageLinks& links) {
+  for (size_t m = 0; m < keys_.size(); ++m) {
+    const Key& key = keys_[m];
+    if (key.stage == stage && key.model == model && same_link(key.links.prev, links.prev) &&
+        same_link(key.links.next, links.next)) {
+      return &pool_[m];
+    }
+  }
+  if (keys_.size() >= max_memos_) return nullptr;
+  keys_.push_back({stage, model, links});
+  if (pool_.size() < keys_.size()) pool_.emplace_back();
+  StageCostMemo& memo = pool_[keys_.size() - 1];
+  memo.clear();
+  return &memo;
 }
 
 }  // namespace hapmoe

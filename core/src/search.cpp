@@ -313,6 +313,7 @@ class EntrySearch {
     if (prepared_) {
       dp_.reset(mesh_, s_.model.num_layers, m_, cheapest_layer_times(models_, s_.model.num_layers),
                 cheapest_last_extra_s(models_));
+      memos_.reset(s_.model.num_layers);
     }
     return prepared_;
   }
@@ -403,7 +404,8 @@ class EntrySearch {
       positions_->least_time_for_layers(options_, i + 1, &floor_);
       rest_floor_.resize(floor_.size());  // by the layers placed so far
       for (size_t j = 0; j < floor_.size(); ++j) rest_floor_[j] = floor_[floor_.size() - 1 - j];
-      if (!dp_.push(*models_[index_of(stage_groups[i])], links[i], top_.threshold(), &counters_, after, &rest_floor_)) {
+      const StageCostModel* model = models_[index_of(stage_groups[i])];
+      if (!dp_.push(*model, links[i], top_.threshold(), &counters_, after, &rest_floor_, memos_.get(i, model, links[i]))) {
         return false;
       }
     }
@@ -506,6 +508,7 @@ class EntrySearch {
   PositionBound::Options options_;
   std::vector<int> depths_;
   std::vector<double> floor_, rest_floor_;  // push_until() scratch
+  StageCostMemos memos_;                    // the entry's stage costs, shared by its orders
 };
 
 // The plans found become the result; baselines and diagnosis beside them.

@@ -406,6 +406,38 @@ PositionBound::PositionBound(const std::vector<const GroupBoundTerms*>& terms, i
   reset(pp, num_layers, num_microbatches, vpp, blocks);
 }
 
+size_t PositionBound::RowsKeyHash::operator()(const RowsKey& k) const {
+  Fnv1a h;
+  h.add(reinterpret_cast<uintptr_t>(k.terms));
+  h.add(static_cast<uint64_t>(k.pp) << 32 | static_cast<uint32_t>(k.vpp));
+  h.add(static_cast<uint64_t>(k.m) << 1 | (k.moe ? 1 : 0));
+  return static_cast<size_t>(h.value());
+}
+
+PositionBound::Rows PositionBound::make_rows(const GroupBoundTerms& t) const {
+  Rows r;
+  r.fit.assign(pp_, 0);
+  if (num_moe_ > 0) r.fit_moe.assign(pp_, 0);
+  r.extra.assign(pp_, 0.0);
+  r.floor.assign(pp_, 1e300);
+  for (int i = 0; i < pp_; ++i) {
+    const double in_flight = in_flight_microbatches(i, pp_, vpp_, m_);
+    const double extra_bytes = position_extra_bytes(t, i, pp_, in_flight);
+    r.fit[i] = layers_in_memory(t, in_flight, extra_bytes);
+    if (num_moe_ > 0) {
+      r.fit_moe[i] = layers_in_memory(t, in_flight, extra_bytes, t.lightest_moe_bytes, t.lightest_moe_act_bytes);
+    }
+    r.extra[i] = (i == 0 ? t.first_extra_s : 0) + (i == pp_ - 1 ? t.last_extra_s : 0);
+    if (r.fit[i] >= vpp_) r.floor[i] = r.extra[i] + t.times->cheapest_sum_s[vpp_];
+  }
+  return r;
+}
+
+namespace {
+// Group rows a PositionBound keeps (a few KB each at most): past it, it starts over.
+constexpr size_t kMaxRows = 1 << 14;
+}  // namespace
+
 void PositionBound::reset(int pp, int num_layers, long long num_microbatches, int vpp, const std::vector<int>& blocks) {
   const std::vector<const GroupBoundTerms*>& terms = terms_;
   pp_ = pp;
@@ -415,29 +447,27 @@ void PositionBound::reset(int pp, int num_layers, long long num_microbatches, in
   blocks_ = blocks;
   layers_sum_c_ = 0;
   const size_t n = terms.size();
-  // Rows keep their buffers from the previous set (same or smaller sizes mostly).
-  auto rows = [n, pp](auto& table, auto value) {
-    table.resize(n);
-    for (auto& row : table) row.assign(pp, value);
-  };
-  rows(fit_, 0);
   const int moe_layers = n > 0 ? static_cast<int>(terms[0]->lightest_moe_bytes.size()) - 1 : 0;
   num_moe_ = moe_layers > 0 && moe_layers < num_layers ? moe_layers : 0;
-  if (num_moe_ > 0) rows(fit_moe_, 0);
-  rows(extra_, 0.0);
-  rows(floor_, 1e300);
-  for (int i = 0; i < pp; ++i) {
-    const double in_flight = in_flight_microbatches(i, pp, vpp, num_microbatches);
-    for (size_t g = 0; g < n; ++g) {
-      const double extra_bytes = position_extra_bytes(*terms[g], i, pp, in_flight);
-      fit_[g][i] = layers_in_memory(*terms[g], in_flight, extra_bytes);
-      if (num_moe_ > 0) {
-        fit_moe_[g][i] = layers_in_memory(*terms[g], in_flight, extra_bytes, terms[g]->lightest_moe_bytes,
-                                          terms[g]->lightest_moe_act_bytes);
-      }
-      extra_[g][i] = (i == 0 ? terms[g]->first_extra_s : 0) + (i == pp - 1 ? terms[g]->last_extra_s : 0);
-      if (fit_[g][i] >= vpp) floor_[g][i] = extra_[g][i] + terms[g]->times->cheapest_sum_s[vpp];
-    }
+  // The rows of a group depend on its terms and the pipeline only: the sets that share a group
+  // and a pipeline shape (most of a search's entries) share them.
+  if (rows_count_ + n > kMaxRows) {
+    rows_.clear();
+    rows_count_ = 0;
+  }
+  fit_.resize(n);
+  fit_moe_.resize(n);
+  extra_.resize(n);
+  floor_.resize(n);
+  for (size_t g = 0; g < n; ++g) {
+    const Rows& r = rows_.get(RowsKey{terms[g], pp, vpp, num_microbatches, num_moe_ > 0}, [&] {
+      ++rows_count_;
+      return make_rows(*terms[g]);
+    });
+    fit_[g] = r.fit.data();
+    fit_moe_[g] = r.fit_moe.data();
+    extra_[g] = r.extra.data();
+    floor_[g] = r.floor.data();
   }
   for (int l = 0; l < num_layers; ++l) {  // every order of the set uses all its groups
     double best = 1e300;

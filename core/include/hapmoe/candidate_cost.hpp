@@ -193,6 +193,9 @@ class PositionBound {
   PositionBound(const std::vector<const GroupBoundTerms*>& terms, int pp, int num_layers, long long num_microbatches,
                 int vpp, std::vector<int> blocks = {});
   // The same for another pipeline of the same terms (their current contents), keeping buffers.
+  // A group's rows (below) are kept per (terms, pp, vpp, micro-batches): each GroupBoundTerms the
+  // terms point to must keep its address and contents while this object lives (the search's
+  // bound-terms cache does).
   void reset(int pp, int num_layers, long long num_microbatches, int vpp, const std::vector<int>& blocks = {});
   // free_from >= 0: positions free_from..pp-1 hold the blocks of the groups in options[free_from]
   // (each group's blocks[g] consecutive positions, each group once, in any order) and every
@@ -217,11 +220,31 @@ class PositionBound {
   int pp_, num_layers_;
   long long m_;
   int vpp_;
-  std::vector<std::vector<int>> fit_;       // [group][position]: layers that fit in memory
-  std::vector<std::vector<int>> fit_moe_;   // [group][position]: MoE layers that fit in memory
-  int num_moe_ = 0;                         // MoE layers, when the model also has dense ones (else 0)
-  std::vector<std::vector<double>> extra_;  // [group][position]: end extras
-  std::vector<std::vector<double>> floor_;  // [group][position]: least time of vpp layers (1e300: none fit)
+  // One group's rows, by position.
+  struct Rows {
+    std::vector<int> fit;        // layers that fit in memory
+    std::vector<int> fit_moe;    // MoE layers that fit in memory (when num_moe_ > 0)
+    std::vector<double> extra;   // end extras
+    std::vector<double> floor;   // least time of vpp layers (1e300: none fit)
+  };
+  struct RowsKey {
+    const GroupBoundTerms* terms;
+    int pp, vpp;
+    long long m;
+    bool moe;
+    bool operator==(const RowsKey& o) const {
+      return terms == o.terms && pp == o.pp && vpp == o.vpp && m == o.m && moe == o.moe;
+    }
+  };
+  struct RowsKeyHash {
+    size_t operator()(const RowsKey& k) const;
+  };
+  Rows make_rows(const GroupBoundTerms& t) const;
+  StableMap<RowsKey, Rows, RowsKeyHash> rows_;  // bounded: cleared past kMaxRows
+  size_t rows_count_ = 0;
+  std::vector<const int*> fit_, fit_moe_;          // [group][position], the groups' Rows
+  std::vector<const double*> extra_, floor_;
+  int num_moe_ = 0;                                // MoE layers, when the model also has dense ones (else 0)
   double layers_sum_c_ = 0;
   std::vector<int> blocks_;
   mutable std::vector<long long> most_sum_, most_moe_sum_, best_, best_moe_;  // holds() scratch

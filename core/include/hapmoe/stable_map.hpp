@@ -46,6 +46,11 @@ class StableMap {
     place(Slot{h, static_cast<long long>(items_.size() - 1)});
     return *items_.back().second;
   }
+  // Drops every value (references to them dangle).
+  void clear() {
+    slots_.clear();
+    items_.clear();
+  }
 
  private:
   struct Slot {

@@ -114,13 +114,13 @@ std::optional<PlanEvaluation> uniform_baseline(const Scenario& s, const Baseline
   double best_obj = 1e300;
   std::string best_key;
   std::vector<long long> seen;
+  std::vector<int> groups, layers;  // per entry, in buffers kept across entries
   for (size_t i = 0; i < in.entries.size(); ++i) {
     const SearchEntry& e = in.entries[i];
     if (e.bound_s > best_obj) break;  // the bound holds for every order and split
     const Mesh mesh = entry_mesh(in, e);
-    const std::vector<int> groups =
-        stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group());
-    const std::vector<int> layers = even_split(s.model.num_layers, mesh.pp);
+    stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group(), &groups);
+    even_split(s.model.num_layers, mesh.pp, &layers);
     const auto obj = objective_unless_above(s, mesh, groups, layers, in.cache, best_obj, seen);
     if (!obj || *obj > best_obj) continue;
     PlanSpec plan = plan_of(mesh, s.cluster, groups, layers);
@@ -141,13 +141,13 @@ std::optional<PlanEvaluation> megatron_default_baseline(const Scenario& s, const
   double pick_blind = 1e300;
   std::string pick_key;
   std::vector<long long> seen;
+  std::vector<int> groups, layers;  // per entry, in buffers kept across entries
   // Any order gives the same pick: the least (blind objective, plan key).
   for (const SearchEntry& e : in.entries.any_order()) {
     if (in.sets[e.set].groups.size() != s.cluster.groups.size()) continue;  // all groups, as Megatron would
     const Mesh mesh = entry_mesh(in, e);
-    const std::vector<int> groups =
-        stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group());
-    const std::vector<int> layers = even_split(s.model.num_layers, mesh.pp);
+    stage_groups_in_cluster_order(in.sets[e.set].groups, in.space.shapes()[e.shape].stages_per_group(), &groups);
+    even_split(s.model.num_layers, mesh.pp, &layers);
     const auto blind_obj = objective_unless_above(blind, mesh, groups, layers, blind_cache, pick_blind, seen);
     if (!blind_obj || *blind_obj > pick_blind) continue;
     const SplitProblem p = make_split_problem(s, mesh, groups, in.cache);

@@ -667,16 +667,32 @@ PlanEvaluation evaluate_split_problem(const Scenario& s, const SplitProblem& p, 
 }
 
 std::vector<int> stage_groups_in_cluster_order(const std::vector<int>& groups, const std::vector<int>& stages_per_group) {
-  std::vector<int> sorted = groups, out;
-  std::sort(sorted.begin(), sorted.end());
-  for (int g : sorted) out.insert(out.end(), stages_per_group[g], g);
+  std::vector<int> out;
+  stage_groups_in_cluster_order(groups, stages_per_group, &out);
   return out;
 }
 
+void stage_groups_in_cluster_order(const std::vector<int>& groups, const std::vector<int>& stages_per_group,
+                                   std::vector<int>* out) {
+  out->clear();
+  if (!std::is_sorted(groups.begin(), groups.end())) {  // a group set's groups are sorted already
+    std::vector<int> sorted = groups;
+    std::sort(sorted.begin(), sorted.end());
+    stage_groups_in_cluster_order(sorted, stages_per_group, out);
+    return;
+  }
+  for (int g : groups) out->insert(out->end(), stages_per_group[g], g);
+}
+
 std::vector<int> even_split(int num_layers, int stages) {
-  std::vector<int> v(stages, num_layers / stages);
-  for (int i = 0; i < num_layers % stages; ++i) v[i] += 1;
+  std::vector<int> v;
+  even_split(num_layers, stages, &v);
   return v;
+}
+
+void even_split(int num_layers, int stages, std::vector<int>* out) {
+  out->assign(stages, num_layers / stages);
+  for (int i = 0; i < num_layers % stages; ++i) (*out)[i] += 1;
 }
 
 }  // namespace hapmoe

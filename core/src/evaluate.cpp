@@ -11,17 +11,25 @@ namespace hapmoe {
 
 std::vector<StageLinks> stage_links(const ClusterSpec& c, long long stage_gpus,
                                     const std::vector<int>& stage_groups) {
-  const size_t n = stage_groups.size();
-  std::vector<StageLinks> links(n);
-  std::vector<long long> local(n, 0);
-  std::vector<long long> seen(c.groups.size(), 0);
-  for (size_t i = 0; i < n; ++i) local[i] = seen[stage_groups[i]]++;
-  for (size_t i = 0; i + 1 < n; ++i) {
-    const Link l = stage_link(c, stage_gpus, stage_groups[i], local[i], stage_groups[i + 1], local[i + 1]);
-    links[i].next = l;
-    links[i + 1].prev = l;
-  }
+  std::vector<StageLinks> links;
+  std::vector<long long> seen;
+  stage_links(c, stage_gpus, stage_groups, &links, &seen);
   return links;
+}
+
+void stage_links(const ClusterSpec& c, long long stage_gpus, const std::vector<int>& stage_groups,
+                 std::vector<StageLinks>* links, std::vector<long long>* seen) {
+  const size_t n = stage_groups.size();
+  links->assign(n, StageLinks{});
+  seen->assign(c.groups.size(), 0);  // stages so far per group
+  long long local = n > 0 ? (*seen)[stage_groups[0]]++ : 0;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const long long next_local = (*seen)[stage_groups[i + 1]]++;
+    const Link l = stage_link(c, stage_gpus, stage_groups[i], local, stage_groups[i + 1], next_local);
+    (*links)[i].next = l;
+    (*links)[i + 1].prev = l;
+    local = next_local;
+  }
 }
 
 Link stage_link(const ClusterSpec& c, long long stage_gpus, int ga, long long local_a, int gb, long long local_b) {

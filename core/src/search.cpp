@@ -397,7 +397,8 @@ class EntrySearch {
   // the positions' possible groups (set by prefix_reaches for this prefix), which bound how many
   // layers the later stages can hold.
   bool push_until(const std::vector<int>& stage_groups, int end) {
-    const std::vector<StageLinks> links = stage_links(s_.cluster, mesh_.stage_gpus(), stage_groups);
+    std::vector<StageLinks>& links = links_;
+    stage_links(s_.cluster, mesh_.stage_gpus(), stage_groups, &links, &links_seen_);
     while (dp_.depth() < end) {
       const int i = dp_.depth();
       const long long after = positions_->layers_fit_from(options_, i + 1);
@@ -509,6 +510,8 @@ class EntrySearch {
   std::vector<int> depths_;
   std::vector<double> floor_, rest_floor_;  // push_until() scratch
   StageCostMemos memos_;                    // the entry's stage costs, shared by its orders
+  std::vector<StageLinks> links_;           // push_until() scratch
+  std::vector<long long> links_seen_;
 };
 
 // The plans found become the result; baselines and diagnosis beside them.

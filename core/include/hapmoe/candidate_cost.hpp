@@ -270,8 +270,13 @@ PlanEvaluation evaluate_split_problem(const Scenario& s, const SplitProblem& p, 
 
 // Stage groups of a set in cluster order: each group's stages, groups ascending.
 std::vector<int> stage_groups_in_cluster_order(const std::vector<int>& groups, const std::vector<int>& stages_per_group);
+// The same into *out, keeping its buffer (the baselines call it for every entry they read).
+void stage_groups_in_cluster_order(const std::vector<int>& groups, const std::vector<int>& stages_per_group,
+                                   std::vector<int>* out);
 
 // The even split: num_layers / stages each, the first num_layers % stages stages one more.
 std::vector<int> even_split(int num_layers, int stages);
+// The same into *out, keeping its buffer.
+void even_split(int num_layers, int stages, std::vector<int>* out);
 
 }  // namespace hapmoe

@@ -44,6 +44,9 @@ struct PlanEvaluation {
 // consecutive ranks of that group's nodes (Megatron's pp-outermost rank order).
 std::vector<StageLinks> stage_links(const ClusterSpec& c, long long stage_gpus,
                                     const std::vector<int>& stage_groups);
+// The same into *links, keeping its buffer (and seen's: scratch).
+void stage_links(const ClusterSpec& c, long long stage_gpus, const std::vector<int>& stage_groups,
+                 std::vector<StageLinks>* links, std::vector<long long>* seen);
 // The link from a stage to the next: group ga's local_a-th stage to group gb's local_b-th (a
 // stage's index among the stages on its group, in pipeline order).
 Link stage_link(const ClusterSpec& c, long long stage_gpus, int ga, long long local_a, int gb, long long local_b);

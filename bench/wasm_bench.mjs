@@ -36,7 +36,9 @@ scenarios.push({ name: 'deepseek-v3 @ 512 GPUs x 8 types', doc: { format: 'hapmo
 }
 
 const REPS = Number(process.env.REPS || 15);
-const VISITS = Number(process.env.VISITS || 7);  // first visits for the first-plan figure
+const VISITS = Number(process.env.VISITS ?? 7);  // first visits for the first-plan figure (0: none)
+const CASE = process.env.CASE || '';  // only the scenarios whose name contains it
+const timed = scenarios.filter((s) => s.name.includes(CASE));
 
 function scenarioFile(doc) {
   const file = path.join(fs.mkdtempSync('/tmp/hapmoe-bench-'), 's.json');
@@ -56,19 +58,21 @@ try {
   // A first visit: a fresh browser context (nothing of the page cached), after one visit in
   // another context so that this test server has compressed its files once (a static host
   // serves them ready) and the browser's processes are up.
-  const warm = await browser.newContext();
-  await firstPlanTimes(await warm.newPage(), `${server.url}/`, 120_000);
-  await warm.close();
-  // Several first visits, each in a fresh context: one visit varies by 100-200 ms on this 2-core
-  // machine, so the median is the figure to compare.
-  const painted = [];
-  for (let i = 0; i < VISITS; ++i) {
-    const context = await browser.newContext();
-    painted.push((await firstPlanTimes(await context.newPage(), `${server.url}/?visit=${i}`, 120_000)).painted);
-    await context.close();
+  if (VISITS > 0) {
+    const warm = await browser.newContext();
+    await firstPlanTimes(await warm.newPage(), `${server.url}/`, 120_000);
+    await warm.close();
+    // Several first visits, each in a fresh context: one visit varies by 100-200 ms on this 2-core
+    // machine, so the median is the figure to compare.
+    const painted = [];
+    for (let i = 0; i < VISITS; ++i) {
+      const context = await browser.newContext();
+      painted.push((await firstPlanTimes(await context.newPage(), `${server.url}/?visit=${i}`, 120_000)).painted);
+      await context.close();
+    }
+    const median = [...painted].sort((a, b) => a - b)[(painted.length - 1) >> 1];
+    console.log(`navigation -> first plan painted (default preset, first visits): median ${Math.round(median)} ms of ${VISITS} [${painted.map(Math.round).join(' ')}]`);
   }
-  const median = [...painted].sort((a, b) => a - b)[(painted.length - 1) >> 1];
-  console.log(`navigation -> first plan painted (default preset, first visits): median ${Math.round(median)} ms of ${VISITS} [${painted.map(Math.round).join(' ')}]`);
   // The page's CSP keeps wasm in its worker; time the module on a blank same-origin page.
   const bench = await browser.newPage();
   await bench.route(`${server.url}/__bench.html`, (r) => r.fulfill({ body: '<!doctype html><title>bench</title>', contentType: 'text/html' }));
@@ -84,10 +88,10 @@ try {
     for (let i = 0; i < n; ++i) best = Math.min(best, JSON.parse(window.M.planTimed(t)).stats.elapsed_ms);
     return best;
   }, [text, reps]);
-  for (const s of scenarios) await wasmMs(JSON.stringify(s.doc), 1);
+  for (const s of timed) await wasmMs(JSON.stringify(s.doc), 1);
   console.log('scenario                     native_ms    wasm_ms   wasm/native');
   let worst = 0;
-  for (const s of scenarios) {
+  for (const s of timed) {
     const file = scenarioFile(s.doc);
     let native = Infinity, wasm = Infinity;
     for (let i = 0; i < REPS; ++i) {

@@ -644,16 +644,22 @@ bool PositionBound::reaches(const Options& options, double threshold_s, int free
 double static_memory_shortfall_bytes(const Scenario& s, const Mesh& mesh, const std::vector<int>& groups,
                                      const std::vector<int>& stages_per_group, double dense_params,
                                      double expert_params) {
+  return static_memory_need_bytes(s, mesh, dense_params, expert_params) - static_memory_room_bytes(s, groups, stages_per_group);
+}
+
+double static_memory_need_bytes(const Scenario& s, const Mesh& mesh, double dense_params, double expert_params) {
+  return weight_memory(dense_params, expert_params, static_cast<long long>(mesh.dp) * mesh.cp, mesh.expert_dp(), true,
+                       bound_weight_bytes(s.training, mesh))
+      .total();
+}
+
+double static_memory_room_bytes(const Scenario& s, const std::vector<int>& groups, const std::vector<int>& stages_per_group) {
   double room = 0;
   for (int g : groups) {
     const GpuSpec& gpu = s.cluster.groups[g].gpu;
     room += stages_per_group[g] * (gpu.memory_gib - gpu.reserved_memory_gib) * kGiB;
   }
-  const double need =
-      weight_memory(dense_params, expert_params, static_cast<long long>(mesh.dp) * mesh.cp, mesh.expert_dp(), true,
-                    bound_weight_bytes(s.training, mesh))
-          .total();
-  return need - room;
+  return room;
 }
 
 }  // namespace hapmoe

@@ -136,6 +136,7 @@ struct EntryBuilder : SearchContext {
       const MeshShape& shape = space.shapes()[i];
       count_rules();
       shape_times.assign(shape.stages_per_group().size(), nullptr);
+      shape_need_known = false;
       space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &cuts_);
     }
     count_rules();
@@ -152,6 +153,8 @@ struct EntryBuilder : SearchContext {
   };
   std::vector<PipelineRule> rule_of_pp;             // the current shape's pipeline rules by pp
   std::vector<const GroupLayerTimes*> shape_times;  // the current shape's layer times by group
+  double shape_need = 0;                            // its static_memory_need_bytes, once known
+  bool shape_need_known = false;
   long long memory_bound = 0;                       // counted here, added to st.pruned once
   std::vector<SearchEntry> built_;                  // entries as add() makes them
   std::vector<const GroupLayerTimes*> tv;           // add() scratch
@@ -210,8 +213,12 @@ struct EntryBuilder : SearchContext {
       return true;
     }
     ++st.candidates;
-    const auto [dense, expert] = cache.layer_params(mesh);
-    const double shortfall = static_memory_shortfall_bytes(s, mesh, set.groups, shape.stages_per_group(), dense, expert);
+    if (!shape_need_known) {  // the same for every set of the shape: pp and the EP overlap do not enter it
+      const auto [dense, expert] = cache.layer_params(mesh);
+      shape_need = static_memory_need_bytes(s, mesh, dense, expert);
+      shape_need_known = true;
+    }
+    const double shortfall = shape_need - static_memory_room_bytes(s, set.groups, shape.stages_per_group());
     if (shortfall > 0) {
       ++memory_bound;
       if (min_shortfall < 0 || shortfall < min_shortfall) min_shortfall = shortfall;

@@ -260,6 +260,11 @@ class PositionBound {
 double static_memory_shortfall_bytes(const Scenario& s, const Mesh& mesh, const std::vector<int>& groups,
                                      const std::vector<int>& stages_per_group, double dense_params,
                                      double expert_params);
+// Its two sides: the bytes all layers need (weight_memory of a GPU holding them all; depends on
+// the mesh's sharding and offload only, so the same for every group set of a mesh shape) and the
+// free bytes of the set's stages. static_memory_shortfall_bytes is need - room.
+double static_memory_need_bytes(const Scenario& s, const Mesh& mesh, double dense_params, double expert_params);
+double static_memory_room_bytes(const Scenario& s, const std::vector<int>& groups, const std::vector<int>& stages_per_group);
 
 }  // namespace hapmoe
 

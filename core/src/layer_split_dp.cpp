@@ -144,15 +144,17 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
           k->lower_bound += max_n - n + 1;
           break;
         }
-        if (s.bound(next, i + 1, j + n) >= incumbent_s) {
-          ++k->lower_bound;
-          continue;
-        }
         // The later stages' bottleneck: a label every completion of which reaches the incumbent
         // is dropped (a valid bound only drops labels that cannot reach a better final label, and
         // those never dominate one that can, so the final labels and their order stay the same).
+        // Checked before the label's own bound: it cuts most (8 types: 5.0M of 11.7M steps), and
+        // either cut counts the same.
         if (rest_floor && stages_after > 0 && (*rest_floor)[j + n] > next.max_c &&
             s.objective(next.sum_c + rest, (*rest_floor)[j + n], lab.max_tail) >= incumbent_s) {
+          ++k->lower_bound;
+          continue;
+        }
+        if (s.bound(next, i + 1, j + n) >= incumbent_s) {
           ++k->lower_bound;
           continue;
         }

@@ -135,7 +135,7 @@ struct EntryBuilder : SearchContext {
     for (size_t i = 0; i < space.shapes().size() && !st.budget_reached; ++i) {
       const MeshShape& shape = space.shapes()[i];
       count_rules();
-      shape_times.assign(shape.stages_per_group().size(), nullptr);
+      shape_times.assign(2 * shape.stages_per_group().size(), nullptr);
       shape_need_known = false;
       space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &cuts_);
     }
@@ -149,10 +149,11 @@ struct EntryBuilder : SearchContext {
   struct PipelineRule {
     int pp;
     std::string_view rule;  // "" = passes
-    long long cut;     // sets cut by it in this shape
+    long long cut;          // sets cut by it in this shape
+    Mesh mesh;              // the shape's complete mesh at this pp
   };
   std::vector<PipelineRule> rule_of_pp;             // the current shape's pipeline rules by pp
-  std::vector<const GroupLayerTimes*> shape_times;  // the current shape's layer times by group
+  std::vector<const GroupLayerTimes*> shape_times;  // the current shape's layer times by (EP overlap, group)
   double shape_need = 0;                            // its static_memory_need_bytes, once known
   bool shape_need_known = false;
   long long memory_bound = 0;                       // counted here, added to st.pruned once
@@ -200,18 +201,20 @@ struct EntryBuilder : SearchContext {
       st.budget_reached = true;
       return false;
     }
-    // The pipeline rules depend on the set only through pp: check each pp once.
-    Mesh mesh = space.mesh_for(shape, set);
-    auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.pp == mesh.pp; });
+    // The mesh and the pipeline rules depend on the set only through pp: made and checked once per pp.
+    int pp = 0;
+    for (int g : set.groups) pp += shape.stages_per_group()[g];
+    auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.pp == pp; });
     if (known == rule_of_pp.end()) {
-      std::string_view rule;
-      space.complete_mesh(shape, set, &mesh, &rule);
-      known = rule_of_pp.insert(rule_of_pp.end(), {mesh.pp, rule, 0});
+      PipelineRule r{pp, {}, 0, {}};
+      space.complete_mesh(shape, set, &r.mesh, &r.rule);
+      known = rule_of_pp.insert(rule_of_pp.end(), r);
     }
     if (!known->rule.empty()) {
       ++known->cut;
       return true;
     }
+    const Mesh& mesh = known->mesh;
     ++st.candidates;
     if (!shape_need_known) {  // the same for every set of the shape: pp and the EP overlap do not enter it
       const auto [dense, expert] = cache.layer_params(mesh);
@@ -226,9 +229,13 @@ struct EntryBuilder : SearchContext {
     }
     tv.clear();
     stages.clear();
+    // A group's stage model is the same for every set of the shape but for the EP overlap, which
+    // depends on pp (ep_overlap_auto): kept per group and overlap.
+    const size_t row = mesh.ep_comm_overlap ? shape.stages_per_group().size() : 0;
     for (int g : set.groups) {
-      if (!shape_times[g]) shape_times[g] = &times.get(cache.get(mesh, g));  // same for every set
-      tv.push_back(shape_times[g]);
+      const GroupLayerTimes*& t = shape_times[row + g];
+      if (!t) t = &times.get(cache.get(mesh, g));
+      tv.push_back(t);
       stages.push_back(shape.stages_per_group()[g]);
     }
     const double sum_c = cheapest_sum(tv);

@@ -328,6 +328,8 @@ class EntrySearch {
       dp_.reset(mesh_, s_.model.num_layers, m_, cheapest_layer_times(models_, s_.model.num_layers),
                 cheapest_last_extra_s(models_));
       memos_.reset(s_.model.num_layers);
+      later_.clear();  // positions_ changed
+      later_count_ = 0;
     }
     return prepared_;
   }
@@ -415,16 +417,48 @@ class EntrySearch {
     stage_links(s_.cluster, mesh_.stage_gpus(), stage_groups, &links, &links_seen_);
     while (dp_.depth() < end) {
       const int i = dp_.depth();
-      const long long after = positions_->layers_fit_from(options_, i + 1);
-      positions_->least_time_for_layers(options_, i + 1, &floor_);
-      rest_floor_.resize(floor_.size());  // by the layers placed so far
-      for (size_t j = 0; j < floor_.size(); ++j) rest_floor_[j] = floor_[floor_.size() - 1 - j];
+      const LaterStages& later = later_stages(i + 1);
       const StageCostModel* model = models_[index_of(stage_groups[i])];
-      if (!dp_.push(*model, links[i], top_.threshold(), &counters_, after, &rest_floor_, memos_.get(i, model, links[i]))) {
+      if (!dp_.push(*model, links[i], top_.threshold(), &counters_, later.layers_fit, &later.rest_floor,
+                    memos_.get(i, model, links[i]))) {
         return false;
       }
     }
     return true;
+  }
+
+  // What the positions from..pp-1 can hold under options_ (set for the current prefix): the most
+  // layers in memory, and the floor of their largest stage time by the layers placed before them.
+  // They depend on those positions' options only, which recur across the entry's prefixes (8
+  // types: 60,608 pushes, 14,429 distinct), so they are kept per entry by those options.
+  struct LaterStages {
+    long long layers_fit = 0;
+    std::vector<double> rest_floor;
+  };
+  const LaterStages& later_stages(int from) {
+    std::vector<int>& key = later_key_;  // from, then each position's options (runs of equal ones once)
+    key.assign(1, from);
+    for (int p = from; p < static_cast<int>(options_.size()); ++p) {
+      if (p > from && options_[p] == options_[p - 1]) {
+        key.push_back(-1);
+        continue;
+      }
+      key.push_back(-2 - static_cast<int>(options_[p].size()));
+      key.insert(key.end(), options_[p].begin(), options_[p].end());
+    }
+    if (later_count_ >= kMaxLaterStages) {  // memory stays bounded
+      later_.clear();
+      later_count_ = 0;
+    }
+    return later_.get(key, [&] {
+      ++later_count_;
+      LaterStages l;
+      l.layers_fit = positions_->layers_fit_from(options_, from);
+      positions_->least_time_for_layers(options_, from, &floor_);
+      l.rest_floor.resize(floor_.size());  // by the layers placed so far
+      for (size_t j = 0; j < floor_.size(); ++j) l.rest_floor[j] = floor_[floor_.size() - 1 - j];
+      return l;
+    });
   }
 
   bool over_budget() {
@@ -522,7 +556,18 @@ class EntrySearch {
   std::optional<PositionBound> positions_;
   PositionBound::Options options_;
   std::vector<int> depths_;
-  std::vector<double> floor_, rest_floor_;  // push_until() scratch
+  std::vector<double> floor_;               // later_stages() scratch
+  struct KeyHash {
+    size_t operator()(const std::vector<int>& v) const {
+      Fnv1a h;
+      for (int x : v) h.add(static_cast<uint32_t>(x));
+      return static_cast<size_t>(h.value());
+    }
+  };
+  static constexpr size_t kMaxLaterStages = size_t{1} << 14;
+  StableMap<std::vector<int>, LaterStages, KeyHash> later_;  // the entry's, by later_key_
+  size_t later_count_ = 0;
+  std::vector<int> later_key_;
   StageCostMemos memos_;                    // the entry's stage costs, shared by its orders
   std::vector<StageLinks> links_;           // push_until() scratch
   std::vector<long long> links_seen_;

@@ -220,31 +220,38 @@ double layers_within(double c, double min_layer_s, bool fractional) {
 double cheapest_layers_sum_s(const std::vector<const GroupLayerTimes*>& times, int num_layers) {
   // By kind when every group has them: each layer's least time is its kind's least time (the
   // min over the same values), summed in layer order as below.
-  bool by_kind = !times.empty() && times.front()->kind_of && times.front()->kind_s.size() <= 8 &&
-                 static_cast<int>(times.front()->kind_of->size()) == num_layers;
-  for (const GroupLayerTimes* t : times) {
-    by_kind = by_kind && t->kind_of &&
-              (t->kind_of == times.front()->kind_of || *t->kind_of == *times.front()->kind_of) &&
-              t->kind_s.size() == times.front()->kind_s.size();
-  }
-  if (by_kind) {
-    double least[8];
-    const size_t kinds = times.front()->kind_s.size();
-    for (size_t k = 0; k < kinds; ++k) {
-      least[k] = 1e300;
-      for (const GroupLayerTimes* t : times) least[k] = std::min(least[k], t->kind_s[k]);
-    }
-    const std::vector<unsigned char>& kind_of = *times.front()->kind_of;
-    double sum_c = 0;
-    for (int l = 0; l < num_layers; ++l) sum_c += least[kind_of[l]];
-    return sum_c;
-  }
+  double least[kMaxLayerKinds];
+  size_t kinds = 0;
+  if (cheapest_kind_times(times, num_layers, least, &kinds)) return kind_times_sum_s(*times.front()->kind_of, least);
   double sum_c = 0;
   for (int l = 0; l < num_layers; ++l) {
     double best = 1e300;
     for (const GroupLayerTimes* t : times) best = std::min(best, t->layer_s[l]);
     sum_c += best;
   }
+  return sum_c;
+}
+
+bool cheapest_kind_times(const std::vector<const GroupLayerTimes*>& times, int num_layers, double* least, size_t* kinds) {
+  bool by_kind = !times.empty() && times.front()->kind_of && times.front()->kind_s.size() <= kMaxLayerKinds &&
+                 static_cast<int>(times.front()->kind_of->size()) == num_layers;
+  for (const GroupLayerTimes* t : times) {
+    by_kind = by_kind && t->kind_of &&
+              (t->kind_of == times.front()->kind_of || *t->kind_of == *times.front()->kind_of) &&
+              t->kind_s.size() == times.front()->kind_s.size();
+  }
+  if (!by_kind) return false;
+  *kinds = times.front()->kind_s.size();
+  for (size_t k = 0; k < *kinds; ++k) {
+    least[k] = 1e300;
+    for (const GroupLayerTimes* t : times) least[k] = std::min(least[k], t->kind_s[k]);
+  }
+  return true;
+}
+
+double kind_times_sum_s(const std::vector<unsigned char>& kind_of, const double* least) {
+  double sum_c = 0;
+  for (unsigned char k : kind_of) sum_c += least[k];
   return sum_c;
 }
 

@@ -4,6 +4,7 @@
 #include "hapmoe/search.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -160,27 +161,41 @@ struct EntryBuilder : SearchContext {
   std::vector<SearchEntry> built_;                  // entries as add() makes them
   std::vector<const GroupLayerTimes*> tv;           // add() scratch
   std::vector<int> stages;
-  // cheapest_layers_sum_s by the set's layer times (one pointer per group): the shapes that differ
-  // only in fields no stage model reads (dp, vpp, offload) repeat the same sets of times. Direct
-  // mapped, so its memory stays fixed.
+  // cheapest_layers_sum_s of a set's layer times, for every set. By kind, it depends on the
+  // times only through the kinds' least times (the fastest group's, mostly), so it is kept by
+  // those: direct mapped, so its memory stays fixed.
   struct SumSlot {
-    std::vector<const GroupLayerTimes*> times;
+    const std::vector<unsigned char>* kind_of = nullptr;  // null: unused
+    size_t kinds = 0;
+    double least[kMaxLayerKinds];
     double sum = 0;
-    bool used = false;
   };
-  static constexpr size_t kSumSlots = 4096;
+  static constexpr size_t kSumSlots = 1024;
   std::vector<SumSlot> sum_slots_;
 
   double cheapest_sum(const std::vector<const GroupLayerTimes*>& times) {
+    double least[kMaxLayerKinds];
+    size_t kinds = 0;
+    if (!cheapest_kind_times(times, s.model.num_layers, least, &kinds)) {
+      return cheapest_layers_sum_s(times, s.model.num_layers);
+    }
+    const std::vector<unsigned char>* kind_of = times.front()->kind_of;
     if (sum_slots_.empty()) sum_slots_.resize(kSumSlots);
     Fnv1a f;
-    for (const GroupLayerTimes* t : times) f.add(reinterpret_cast<uintptr_t>(t));
+    f.add(reinterpret_cast<uintptr_t>(kind_of));
+    for (size_t k = 0; k < kinds; ++k) {
+      uint64_t bits;
+      std::memcpy(&bits, &least[k], sizeof bits);
+      f.add(bits);
+    }
     const uint64_t h = f.value();
     SumSlot& slot = sum_slots_[(h ^ (h >> 29)) % kSumSlots];
-    if (!slot.used || slot.times != times) {
-      slot.used = true;
-      slot.times = times;
-      slot.sum = cheapest_layers_sum_s(times, s.model.num_layers);  // by layer kind
+    // Exactly the same least times (bit for bit, as the hash), so the same sum.
+    if (slot.kind_of != kind_of || slot.kinds != kinds || std::memcmp(slot.least, least, kinds * sizeof(double)) != 0) {
+      slot.kind_of = kind_of;
+      slot.kinds = kinds;
+      std::memcpy(slot.least, least, kinds * sizeof(double));
+      slot.sum = kind_times_sum_s(*kind_of, least);
     }
     return slot.sum;
   }

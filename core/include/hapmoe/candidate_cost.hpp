@@ -88,6 +88,12 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
 // Sum over layers of the layer's least time over `times` (the same for any order or repetition
 // of the groups).
 double cheapest_layers_sum_s(const std::vector<const GroupLayerTimes*>& times, int num_layers);
+// Its two steps when every group has the same per-layer kinds (at most 8): least[k] = the least
+// time of kind k over `times` (false, nothing set, otherwise); then the sum over the layers of
+// their kind's least time, in layer order. The sum depends on `times` only through least[].
+constexpr size_t kMaxLayerKinds = 8;
+bool cheapest_kind_times(const std::vector<const GroupLayerTimes*>& times, int num_layers, double* least, size_t* kinds);
+double kind_times_sum_s(const std::vector<unsigned char>& kind_of, const double* least);
 
 
 

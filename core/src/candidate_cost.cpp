@@ -289,8 +289,16 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
     };
     double best = 1e300;
     for (const GroupLayerTimes* t : times) {
-      // Smallest n with holds(n x min_layer): binary search on n in [1, L].
+      // Smallest n with holds(n x min_layer): binary search on n in [1, hi], where hi is the
+      // largest n whose breakpoint is below the best so far (larger ones cannot lower it).
       int lo = 1, hi = num_layers;
+      if (best < 1e300) {
+        const double m = t->min_layer_s;
+        hi = static_cast<int>(std::min<double>(num_layers, std::floor(best / m)));
+        while (hi >= 1 && hi * m >= best) --hi;
+        while (hi < num_layers && (hi + 1) * m < best) ++hi;
+        if (hi < 1) continue;
+      }
       if (!holds(hi * t->min_layer_s)) continue;
       while (lo < hi) {
         const int mid = lo + (hi - lo) / 2;

@@ -299,13 +299,17 @@ class EntrySearch {
     if (begin(shape, set) && s_.search.layer_split.empty()) leaf(first_guess_order(shape));
   }
 
+  // Adds the entries and orders its bounds cut to *pruned (counted by rule name here, not looked
+  // up by name in the stats' map at every cut).
+  void add_counts_to(PruneCounts* pruned) const { pruned_.add_to(pruned); }
+
   // Explores the entry (skipping its first-guess order when that was split already); false when
   // the budget ended the search.
   bool run(const MeshShape& shape, const GroupSet& set, bool guessed) {
     if (!begin(shape, set)) return !st_.budget_reached;
     const std::vector<int>& fixed = s_.search.layer_split;
     if (!fixed.empty() && *std::min_element(fixed.begin(), fixed.end()) < std::max(1, mesh_.vpp)) {
-      ++st_.pruned["stage_layers_at_least_vpp"];
+      pruned_.count("stage_layers_at_least_vpp");
       return true;
     }
     const std::vector<int> skip = guessed && fixed.empty() ? first_guess_order(shape) : std::vector<int>{};
@@ -370,11 +374,11 @@ class EntrySearch {
     const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
     const double threshold = top_.threshold();
     if (set_bound >= 1e300) {
-      ++st_.pruned["stage_memory_bound"];
+      pruned_.count("stage_memory_bound");
       return false;
     }
     if (set_bound >= threshold) {  // before building the position bound
-      ++st_.pruned[threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound"];
+      pruned_.count(threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound");
       return false;
     }
     if (positions_) {
@@ -392,7 +396,7 @@ class EntrySearch {
     const bool cut = threshold < 1e300 ? positions_->reaches(options_, threshold, 0)
                                        : positions_->lower_bound_s(options_, 0) >= 1e300;
     if (cut) {
-      ++st_.pruned[threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound"];
+      pruned_.count(threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound");
       return false;
     }
     return true;
@@ -486,13 +490,13 @@ class EntrySearch {
   bool keep(const std::vector<int>& prefix, const std::vector<int>& rest) {
     if (over_budget()) return false;
     if (prefix_reaches(prefix, rest)) {
-      ++st_.pruned["order_bound"];
+      pruned_.count("order_bound");
       return false;
     }
     depths_.push_back(dp_.depth());
     if (s_.search.layer_split.empty() && !push_until(prefix, static_cast<int>(prefix.size()) - 1)) {
       leave();
-      ++st_.pruned["order_split_bound"];
+      pruned_.count("order_split_bound");
       return false;
     }
     return true;
@@ -508,7 +512,7 @@ class EntrySearch {
     if (++leaves_ % 256 == 0 && tick_) tick_();  // progress (and cancel) inside long walks
     if (st_.cancelled) return false;
     if (prefix_reaches(stage_groups, {})) {
-      ++st_.pruned["order_bound"];
+      pruned_.count("order_bound");
       return true;
     }
     ++st_.evaluated;
@@ -538,6 +542,7 @@ class EntrySearch {
   IncrementalSplit& dp_;
   TopK& top_;
   std::function<void()> tick_;
+  RuleTally pruned_;
   long long leaves_ = 0;
   const GroupSet* set_ = nullptr;
   const MeshShape* shape_ = nullptr;
@@ -738,6 +743,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
     if (!entry_search.run(space.shapes()[e.shape], builder.sets[e.set], done < guessed) || st.cancelled) break;
   }
   if (control.progress) control.progress(1.0, st.evaluated);
+  entry_search.add_counts_to(&st.pruned);
   finish_result(s, builder, space, cache, counters, top, r);
   st.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;

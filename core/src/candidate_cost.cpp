@@ -484,11 +484,11 @@ void PositionBound::reset(int pp, int num_layers, long long num_microbatches, in
     extra_[g] = r.extra.data();
     floor_[g] = r.floor.data();
   }
-  for (int l = 0; l < num_layers; ++l) {  // every order of the set uses all its groups
-    double best = 1e300;
-    for (const GroupBoundTerms* t : terms) best = std::min(best, t->times->layer_s[l]);
-    layers_sum_c_ += best;
-  }
+  // Every order of the set uses all its groups: the layers' least times over them (by kind, when
+  // the groups have kinds: the same sum).
+  times_.clear();
+  for (const GroupBoundTerms* t : terms) times_.push_back(t->times);
+  layers_sum_c_ = cheapest_layers_sum_s(times_, num_layers);
 }
 
 bool PositionBound::prepare(const Options& options, double* sum_c, double* floor_c) const {

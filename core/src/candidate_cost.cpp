@@ -431,19 +431,21 @@ size_t PositionBound::RowsKeyHash::operator()(const RowsKey& k) const {
 
 PositionBound::Rows PositionBound::make_rows(const GroupBoundTerms& t) const {
   Rows r;
-  r.fit.assign(pp_, 0);
-  if (num_moe_ > 0) r.fit_moe.assign(pp_, 0);
-  r.extra.assign(pp_, 0.0);
-  r.floor.assign(pp_, 1e300);
+  r.ints.assign(2 * static_cast<size_t>(pp_), 0);
+  r.reals.assign(2 * static_cast<size_t>(pp_), 0.0);
+  int* const fit = r.ints.data();
+  int* const fit_moe = fit + pp_;
+  double* const extra = r.reals.data();
+  double* const floor = extra + pp_;
   for (int i = 0; i < pp_; ++i) {
     const double in_flight = in_flight_microbatches(i, pp_, vpp_, m_);
     const double extra_bytes = position_extra_bytes(t, i, pp_, in_flight);
-    r.fit[i] = layers_in_memory(t, in_flight, extra_bytes);
+    fit[i] = layers_in_memory(t, in_flight, extra_bytes);
     if (num_moe_ > 0) {
-      r.fit_moe[i] = layers_in_memory(t, in_flight, extra_bytes, t.lightest_moe_bytes, t.lightest_moe_act_bytes);
+      fit_moe[i] = layers_in_memory(t, in_flight, extra_bytes, t.lightest_moe_bytes, t.lightest_moe_act_bytes);
     }
-    r.extra[i] = (i == 0 ? t.first_extra_s : 0) + (i == pp_ - 1 ? t.last_extra_s : 0);
-    if (r.fit[i] >= vpp_) r.floor[i] = r.extra[i] + t.times->cheapest_sum_s[vpp_];
+    extra[i] = (i == 0 ? t.first_extra_s : 0) + (i == pp_ - 1 ? t.last_extra_s : 0);
+    floor[i] = fit[i] >= vpp_ ? extra[i] + t.times->cheapest_sum_s[vpp_] : 1e300;
   }
   return r;
 }
@@ -479,10 +481,10 @@ void PositionBound::reset(int pp, int num_layers, long long num_microbatches, in
       ++rows_count_;
       return make_rows(*terms[g]);
     });
-    fit_[g] = r.fit.data();
-    fit_moe_[g] = r.fit_moe.data();
-    extra_[g] = r.extra.data();
-    floor_[g] = r.floor.data();
+    fit_[g] = r.ints.data();
+    fit_moe_[g] = r.ints.data() + pp;
+    extra_[g] = r.reals.data();
+    floor_[g] = r.reals.data() + pp;
   }
   // Every order of the set uses all its groups: the layers' least times over them (by kind, when
   // the groups have kinds: the same sum).

@@ -226,12 +226,12 @@ class PositionBound {
   int pp_, num_layers_;
   long long m_;
   int vpp_;
-  // One group's rows, by position.
+  // One group's rows, by position, two to a buffer: ints = layers that fit in memory, then MoE
+  // layers that fit (when num_moe_ > 0); reals = end extras, then the least time of vpp layers
+  // (1e300: none fit).
   struct Rows {
-    std::vector<int> fit;        // layers that fit in memory
-    std::vector<int> fit_moe;    // MoE layers that fit in memory (when num_moe_ > 0)
-    std::vector<double> extra;   // end extras
-    std::vector<double> floor;   // least time of vpp layers (1e300: none fit)
+    std::vector<int> ints;
+    std::vector<double> reals;
   };
   struct RowsKey {
     const GroupBoundTerms* terms;

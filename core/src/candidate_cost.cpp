@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "hapmoe/cost_memory.hpp"
 #include "hapmoe/evaluate.hpp"
@@ -525,6 +526,19 @@ bool PositionBound::holds(const Options& options, double c, int free_from) const
   }
   const int end = by_blocks ? free_from : pp_;
   long long n = 0, n_moe = 0;
+  // Layers (and MoE layers) group g's cheapest ones fit in time `left`: the same for every
+  // position with the same end extras (all but the first and the last), so kept per group for
+  // the last `left` asked (binary searches were half of this function).
+  in_time_left_.assign(terms_.size(), std::numeric_limits<double>::quiet_NaN());  // NaN: none yet
+  in_time_.resize(terms_.size());
+  in_time_moe_.resize(terms_.size());
+  auto in_time = [&](int g, double left) {
+    if (!(in_time_left_[g] == left)) {
+      in_time_left_[g] = left;
+      in_time_[g] = layers_in_time(*terms_[g], left);
+      if (num_moe_ > 0) in_time_moe_[g] = layers_in_time(terms_[g]->times->cheapest_moe_sum_s, left);
+    }
+  };
   if (by_blocks) {
     // most(g, i) summed over positions, per free group; then the best order of the blocks by a
     // DP over the subsets of groups placed (their blocks fill free_from.. in that order).
@@ -537,13 +551,10 @@ bool PositionBound::holds(const Options& options, double c, int free_from) const
       const int g = free[k];
       for (int p = 0; p < span; ++p) {
         const int i = free_from + p;
-        const double left = c - extra_[g][i];
-        most_sum_[k * (span + 1) + p + 1] =
-            most_sum_[k * (span + 1) + p] + std::min(fit_[g][i], layers_in_time(*terms_[g], left));
+        in_time(g, c - extra_[g][i]);
+        most_sum_[k * (span + 1) + p + 1] = most_sum_[k * (span + 1) + p] + std::min(fit_[g][i], in_time_[g]);
         if (num_moe_ > 0) {
-          most_moe_sum_[k * (span + 1) + p + 1] =
-              most_moe_sum_[k * (span + 1) + p] +
-              std::min(fit_moe_[g][i], layers_in_time(terms_[g]->times->cheapest_moe_sum_s, left));
+          most_moe_sum_[k * (span + 1) + p + 1] = most_moe_sum_[k * (span + 1) + p] + std::min(fit_moe_[g][i], in_time_moe_[g]);
         }
       }
     }
@@ -577,11 +588,9 @@ bool PositionBound::holds(const Options& options, double c, int free_from) const
   for (int i = 0; i < end; ++i) {
     int most = 0, most_moe = 0;
     for (int g : options[i]) {
-      most = std::max(most, std::min(fit_[g][i], layers_in_time(*terms_[g], c - extra_[g][i])));
-      if (num_moe_ > 0) {
-        most_moe = std::max(most_moe, std::min(fit_moe_[g][i], layers_in_time(terms_[g]->times->cheapest_moe_sum_s,
-                                                                               c - extra_[g][i])));
-      }
+      in_time(g, c - extra_[g][i]);
+      most = std::max(most, std::min(fit_[g][i], in_time_[g]));
+      if (num_moe_ > 0) most_moe = std::max(most_moe, std::min(fit_moe_[g][i], in_time_moe_[g]));
     }
     n += most;
     n_moe += most_moe;

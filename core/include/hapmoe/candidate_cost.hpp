@@ -255,6 +255,8 @@ class PositionBound {
   std::vector<int> blocks_;
   mutable std::vector<long long> most_sum_, most_moe_sum_, best_, best_moe_;  // holds() scratch
   mutable std::vector<int> start_;
+  mutable std::vector<double> in_time_left_;       // holds() scratch, per group
+  mutable std::vector<int> in_time_, in_time_moe_;
   std::vector<const GroupLayerTimes*> times_;  // reset() scratch
   mutable std::vector<int> lengths_;  // least_time_for_layers() scratch
   mutable std::vector<SortedRunHead> heads_;

@@ -565,21 +565,27 @@ bool PositionBound::holds(const Options& options, double c, int free_from) const
     if (moe) best_moe_.assign(subsets, 0);
     start_.resize(subsets);
     start_[0] = 0;
+    // Raw pointers and the blocks in a local array: this DP is most of the function.
+    int* const starts = start_.data();
+    long long* const best = best_.data();
+    long long* const best_moe = moe ? best_moe_.data() : nullptr;
+    const long long* const most = most_sum_.data();
+    const long long* const most_moe = moe ? most_moe_sum_.data() : nullptr;
+    int block[kMaxFreeGroups];
+    for (size_t k = 0; k < r; ++k) block[k] = blocks_[free[k]];
     for (size_t set = 0; set < subsets; ++set) {
-      if (set > 0) {  // positions the set's blocks fill (from free_from)
-        size_t low = 0;
-        while (!(set >> low & 1)) ++low;
-        start_[set] = start_[set & (set - 1)] + blocks_[free[low]];
+      if (set > 0) {  // positions the set's blocks fill (from free_from): its lowest group's block on top
+        starts[set] = starts[set & (set - 1)] + block[__builtin_ctzll(set)];
       }
-      const int start = start_[set];
-      const long long here = best_[set], here_moe = moe ? best_moe_[set] : 0;
+      const int start = starts[set];
+      const long long here = best[set], here_moe = moe ? best_moe[set] : 0;
       for (size_t k = 0; k < r; ++k) {
         if (set >> k & 1) continue;
         const size_t next = set | size_t{1} << k;
         const size_t row = k * (span + 1);
-        const int stop = start + blocks_[free[k]];
-        best_[next] = std::max(best_[next], here + most_sum_[row + stop] - most_sum_[row + start]);
-        if (moe) best_moe_[next] = std::max(best_moe_[next], here_moe + most_moe_sum_[row + stop] - most_moe_sum_[row + start]);
+        const int stop = start + block[k];
+        best[next] = std::max(best[next], here + most[row + stop] - most[row + start]);
+        if (moe) best_moe[next] = std::max(best_moe[next], here_moe + most_moe[row + stop] - most_moe[row + start]);
       }
     }
     n += best_[subsets - 1];

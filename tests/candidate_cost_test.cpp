@@ -95,3 +95,104 @@ TEST_CASE("smallest_of_sorted_runs: the r smallest values of non-decreasing runs
     CHECK(calls <= runs + limit);  // a merge: never every value
   }
 }
+
+namespace {
+// DeepSeek-V2-Lite (1 dense + 26 MoE layers: two layer kinds) on three node groups of 32 GPUs.
+Scenario deepseek_three_types() {
+  return testing::scenario_from(
+      {{"model", "deepseek-v2-lite"},
+       {"cluster",
+        {{"name", "three types"},
+         {"groups",
+          {{{"gpu", "h100-sxm"}, {"nodes", 4}, {"gpus_per_node", 8}},
+           {{"gpu", "a100-sxm-80gb"}, {"nodes", 4}, {"gpus_per_node", 8}},
+           {{"gpu", "h20"}, {"nodes", 4}, {"gpus_per_node", 8}}}}}},
+       {"training", {{"global_batch_size", 1024}, {"seq_length", 4096}, {"moe_token_dispatcher_type", "flex"}}}});
+}
+}  // namespace
+
+// The least-time sum by layer kind (a few minima, then one add per layer) is the per-layer one.
+TEST_CASE("cheapest_layers_sum_s by kind equals the minimum per layer, summed in layer order") {
+  const Scenario s = deepseek_three_types();
+  StageModelCache cache(s);
+  Mesh m;
+  m.tp = 2; m.dp = 4; m.ep = 8; m.pp = 4; m.sequence_parallel = true;
+  std::vector<GroupLayerTimes> times;
+  times.reserve(3);
+  for (int g = 0; g < 3; ++g) times.push_back(group_layer_times(*cache.get(m, g), s.model.num_layers));
+  for (const std::vector<int>& pick : std::vector<std::vector<int>>{{0}, {1}, {2}, {0, 1}, {1, 2}, {2, 0}, {0, 1, 2}}) {
+    std::vector<const GroupLayerTimes*> tv;
+    for (int g : pick) tv.push_back(&times[g]);
+    double least[kMaxLayerKinds];
+    size_t kinds = 0;
+    REQUIRE(cheapest_kind_times(tv, s.model.num_layers, least, &kinds));
+    CHECK(kinds == 2);
+    double per_layer = 0;
+    for (int l = 0; l < s.model.num_layers; ++l) {
+      double best = 1e300;
+      for (const GroupLayerTimes* t : tv) best = std::min(best, t->layer_s[l]);
+      per_layer += best;
+    }
+    CHECK(cheapest_layers_sum_s(tv, s.model.num_layers) == per_layer);  // bit for bit
+    CHECK(kind_times_sum_s(*tv.front()->kind_of, least) == per_layer);
+  }
+}
+
+// PositionBound keeps a group's rows per (terms, pp, vpp, micro-batches): one object reset through
+// pipelines that repeat and alternate answers as a fresh one built for each.
+TEST_CASE("PositionBound reset across pipelines answers as a fresh one") {
+  const Scenario s = deepseek_three_types();
+  StageModelCache cache(s);
+  Mesh m;
+  m.tp = 2; m.dp = 4; m.ep = 8; m.pp = 4; m.sequence_parallel = true;
+  std::vector<GroupLayerTimes> times;
+  std::vector<GroupBoundTerms> terms;
+  times.reserve(3);
+  terms.reserve(3);
+  for (int g = 0; g < 3; ++g) {
+    times.push_back(group_layer_times(*cache.get(m, g), s.model.num_layers));
+    terms.push_back(group_bound_terms(s, *cache.get(m, g), times.back(), m));
+  }
+  std::vector<const GroupBoundTerms*> set = {&terms[0], &terms[1], &terms[2]};
+  struct Pipeline {
+    int pp;
+    long long m;
+    int vpp;
+    std::vector<int> blocks;
+  };
+  const std::vector<Pipeline> pipelines = {{6, 64, 1, {2, 2, 2}}, {12, 128, 1, {4, 4, 4}}, {6, 64, 1, {2, 2, 2}},
+                                           {6, 64, 3, {2, 2, 2}}, {6, 2, 1, {2, 2, 2}}, {12, 128, 1, {4, 4, 4}},
+                                           {12, 3, 1, {4, 4, 4}}, {3, 16, 1, {1, 1, 1}}};
+  // (fewer micro-batches than stages keep fewer in flight: other rows for the same pp and vpp)
+  PositionBound reused(set, pipelines[0].pp, s.model.num_layers, pipelines[0].m, pipelines[0].vpp, pipelines[0].blocks);
+  int bounded = 0;
+  for (const Pipeline& p : pipelines) {
+    CAPTURE(p.pp);
+    CAPTURE(p.m);
+    CAPTURE(p.vpp);
+    reused.reset(p.pp, s.model.num_layers, p.m, p.vpp, p.blocks);
+    const PositionBound fresh(set, p.pp, s.model.num_layers, p.m, p.vpp, p.blocks);
+    PositionBound::Options any(p.pp, std::vector<int>{0, 1, 2});
+    PositionBound::Options first_fixed = any;
+    first_fixed[0] = {1};
+    for (const PositionBound::Options* o : {&any, &first_fixed}) {
+      for (int free_from : {-1, 0, 1}) {
+        const double a = reused.lower_bound_s(*o, free_from), b = fresh.lower_bound_s(*o, free_from);
+        CHECK(a == b);
+        if (a < 1e300) {
+          ++bounded;
+          CHECK(reused.reaches(*o, a * 1.001, free_from) == fresh.reaches(*o, a * 1.001, free_from));
+          CHECK(reused.reaches(*o, a * 0.999, free_from) == fresh.reaches(*o, a * 0.999, free_from));
+        }
+      }
+      for (int from = 0; from <= p.pp; ++from) {
+        CHECK(reused.layers_fit_from(*o, from) == fresh.layers_fit_from(*o, from));
+        std::vector<double> fa, fb;
+        reused.least_time_for_layers(*o, from, &fa);
+        fresh.least_time_for_layers(*o, from, &fb);
+        CHECK(fa == fb);
+      }
+    }
+  }
+  CHECK(bounded > 0);
+}

@@ -26,7 +26,7 @@ struct SearchControl {
 struct SearchBudget {
   long long max_entries = 2'000'000;      // (mesh shape, group set) pairs generated
   long long max_orders = 100'000;         // stage orders searched (+ 1 per 4 order bounds checked)
-  long long max_stage_costs = 50'000'000;  // stage cost evaluations in the layer-split DPs
+  long long max_stage_costs = 50'000'000;  // stage costs the layer-split DPs use (reused ones count too)
 };
 
 struct SearchStats {

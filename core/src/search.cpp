@@ -100,14 +100,7 @@ struct EntryBuilder : SearchContext {
   std::vector<GroupSet> sets;
   SortedEntries entries;  // filled by build()
   double min_shortfall = -1;
-  struct GroupsHash {
-    size_t operator()(const std::vector<int>& v) const {
-      Fnv1a h;
-      for (int x : v) h.add(static_cast<uint32_t>(x));
-      return static_cast<size_t>(h.value());
-    }
-  };
-  std::unordered_map<std::vector<int>, int, GroupsHash> set_ids;
+  std::unordered_map<std::vector<int>, int, IntsHash> set_ids;
 
   std::vector<int> set_ids_flat;  // the same, indexed by the group bit mask (< 17 groups; -1 = none yet)
 
@@ -577,15 +570,8 @@ class EntrySearch {
   PositionBound::Options options_;
   std::vector<int> depths_;
   std::vector<double> floor_;               // later_stages() scratch
-  struct KeyHash {
-    size_t operator()(const std::vector<int>& v) const {
-      Fnv1a h;
-      for (int x : v) h.add(static_cast<uint32_t>(x));
-      return static_cast<size_t>(h.value());
-    }
-  };
   static constexpr size_t kMaxLaterStages = size_t{1} << 14;
-  StableMap<std::vector<int>, LaterStages, KeyHash> later_;  // the entry's, by later_key_
+  StableMap<std::vector<int>, LaterStages, IntsHash> later_;  // the entry's, by later_key_
   size_t later_count_ = 0;
   std::vector<int> later_key_;
   StageCostMemos memos_;                    // the entry's stage costs, shared by its orders

@@ -21,6 +21,15 @@ class Fnv1a {
   uint64_t h_ = 1469598103934665603ull;
 };
 
+// Hash of a list of small integers (group ids, option lists), by Fnv1a.
+struct IntsHash {
+  size_t operator()(const std::vector<int>& v) const {
+    Fnv1a h;
+    for (int x : v) h.add(static_cast<uint32_t>(x));
+    return static_cast<size_t>(h.value());
+  }
+};
+
 template <class Key, class Value, class Hash>
 class StableMap {
  public:

@@ -54,10 +54,10 @@ TEST_CASE("memory bounds never exceed the stage cost model's peak memory") {
     // The static bound: all weights, gradients and optimizer state over all stages.
     double charged = 0;
     for (int stage = 0; stage < m.pp; ++stage) charged += model->cost(stage, 2 * stage, 2, StageLinks{}, m).weights.total();
-    const double shortfall = static_memory_shortfall_bytes(s, m, {0}, {m.pp}, model->total_dense_params(),
-                                                          model->total_expert_params());
+    const double need = static_memory_need_bytes(s, m, model->total_dense_params(), model->total_expert_params());
     const double room = m.pp * (s.cluster.groups[0].gpu.memory_gib - s.cluster.groups[0].gpu.reserved_memory_gib) * kGiB;
-    CHECK(shortfall + room <= charged * (1 + 1e-12));
+    CHECK(static_memory_room_bytes(s, {0}, {m.pp}) == doctest::Approx(room).epsilon(1e-12));
+    CHECK(need <= charged * (1 + 1e-12));
   }
 }
 
@@ -109,17 +109,30 @@ Scenario deepseek_three_types() {
            {{"gpu", "h20"}, {"nodes", 4}, {"gpus_per_node", 8}}}}}},
        {"training", {{"global_batch_size", 1024}, {"seq_length", 4096}, {"moe_token_dispatcher_type", "flex"}}}});
 }
+
+// Each group's layer times and bound terms for one mesh (kept in place: terms point at times).
+struct ThreeGroups {
+  explicit ThreeGroups(const Scenario& s) : cache(s) {
+    mesh.tp = 2; mesh.dp = 4; mesh.ep = 8; mesh.pp = 4; mesh.sequence_parallel = true;
+    times.reserve(3);
+    terms.reserve(3);
+    for (int g = 0; g < 3; ++g) {
+      times.push_back(group_layer_times(*cache.get(mesh, g), s.model.num_layers));
+      terms.push_back(group_bound_terms(s, *cache.get(mesh, g), times.back(), mesh));
+    }
+  }
+  StageModelCache cache;
+  Mesh mesh;
+  std::vector<GroupLayerTimes> times;
+  std::vector<GroupBoundTerms> terms;
+};
 }  // namespace
 
 // The least-time sum by layer kind (a few minima, then one add per layer) is the per-layer one.
 TEST_CASE("cheapest_layers_sum_s by kind equals the minimum per layer, summed in layer order") {
   const Scenario s = deepseek_three_types();
-  StageModelCache cache(s);
-  Mesh m;
-  m.tp = 2; m.dp = 4; m.ep = 8; m.pp = 4; m.sequence_parallel = true;
-  std::vector<GroupLayerTimes> times;
-  times.reserve(3);
-  for (int g = 0; g < 3; ++g) times.push_back(group_layer_times(*cache.get(m, g), s.model.num_layers));
+  const ThreeGroups groups(s);
+  const std::vector<GroupLayerTimes>& times = groups.times;
   for (const std::vector<int>& pick : std::vector<std::vector<int>>{{0}, {1}, {2}, {0, 1}, {1, 2}, {2, 0}, {0, 1, 2}}) {
     std::vector<const GroupLayerTimes*> tv;
     for (int g : pick) tv.push_back(&times[g]);
@@ -142,18 +155,8 @@ TEST_CASE("cheapest_layers_sum_s by kind equals the minimum per layer, summed in
 // pipelines that repeat and alternate answers as a fresh one built for each.
 TEST_CASE("PositionBound reset across pipelines answers as a fresh one") {
   const Scenario s = deepseek_three_types();
-  StageModelCache cache(s);
-  Mesh m;
-  m.tp = 2; m.dp = 4; m.ep = 8; m.pp = 4; m.sequence_parallel = true;
-  std::vector<GroupLayerTimes> times;
-  std::vector<GroupBoundTerms> terms;
-  times.reserve(3);
-  terms.reserve(3);
-  for (int g = 0; g < 3; ++g) {
-    times.push_back(group_layer_times(*cache.get(m, g), s.model.num_layers));
-    terms.push_back(group_bound_terms(s, *cache.get(m, g), times.back(), m));
-  }
-  std::vector<const GroupBoundTerms*> set = {&terms[0], &terms[1], &terms[2]};
+  const ThreeGroups groups(s);
+  std::vector<const GroupBoundTerms*> set = {&groups.terms[0], &groups.terms[1], &groups.terms[2]};
   struct Pipeline {
     int pp;
     long long m;

@@ -673,12 +673,6 @@ bool PositionBound::reaches(const Options& options, double threshold_s, int free
   return !holds(options, c_at, free_from);
 }
 
-double static_memory_shortfall_bytes(const Scenario& s, const Mesh& mesh, const std::vector<int>& groups,
-                                     const std::vector<int>& stages_per_group, double dense_params,
-                                     double expert_params) {
-  return static_memory_need_bytes(s, mesh, dense_params, expert_params) - static_memory_room_bytes(s, groups, stages_per_group);
-}
-
 double static_memory_need_bytes(const Scenario& s, const Mesh& mesh, double dense_params, double expert_params) {
   return weight_memory(dense_params, expert_params, static_cast<long long>(mesh.dp) * mesh.cp, mesh.expert_dp(), true,
                        bound_weight_bytes(s.training, mesh))

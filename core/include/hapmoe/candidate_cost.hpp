@@ -263,16 +263,12 @@ class PositionBound {
 };
 
 // Weights, gradients and optimizer state of all layers (with distributed-optimizer sharding, the
-// most favourable case) against the free memory of the stages. Returns the shortfall in bytes
-// (<= 0 when they may fit).
+// most favourable case) against the free memory of the stages: the set is out of memory when
+// need - room > 0 (its shortfall in bytes). The need depends on the mesh's sharding and offload
+// only, so it is the same for every group set of a mesh shape.
 // dense_params / expert_params: all layers' parameters on one GPU (TP / EP x ETP sharded).
-double static_memory_shortfall_bytes(const Scenario& s, const Mesh& mesh, const std::vector<int>& groups,
-                                     const std::vector<int>& stages_per_group, double dense_params,
-                                     double expert_params);
-// Its two sides: the bytes all layers need (weight_memory of a GPU holding them all; depends on
-// the mesh's sharding and offload only, so the same for every group set of a mesh shape) and the
-// free bytes of the set's stages. static_memory_shortfall_bytes is need - room.
 double static_memory_need_bytes(const Scenario& s, const Mesh& mesh, double dense_params, double expert_params);
+// The free bytes of the set's stages.
 double static_memory_room_bytes(const Scenario& s, const std::vector<int>& groups, const std::vector<int>& stages_per_group);
 
 }  // namespace hapmoe

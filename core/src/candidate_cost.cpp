@@ -463,7 +463,6 @@ void PositionBound::reset(int pp, int num_layers, long long num_microbatches, in
   m_ = num_microbatches;
   vpp_ = vpp;
   blocks_ = blocks;
-  layers_sum_c_ = 0;
   const size_t n = terms.size();
   const int moe_layers = n > 0 ? static_cast<int>(terms[0]->lightest_moe_bytes.size()) - 1 : 0;
   num_moe_ = moe_layers > 0 && moe_layers < num_layers ? moe_layers : 0;

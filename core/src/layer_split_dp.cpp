@@ -19,6 +19,18 @@ bool dominates(const Label& a, const Label& b) {
   return a.sum_c <= b.sum_c && a.max_c <= b.max_c && a.max_tail <= b.max_tail;
 }
 
+// c's memory overflow, peak - capacity bytes (NaN when its peak is not a finite number): what a
+// StageCostMemo keeps of an unusable cost.
+double stage_shortfall_bytes(const StageCost& c) {
+  return std::isfinite(c.peak_bytes()) ? c.peak_bytes() - c.capacity_bytes : std::numeric_limits<double>::quiet_NaN();
+}
+
+// Records a stage_shortfall_bytes() value in k->min_shortfall_bytes when it is the smallest seen.
+void note_shortfall_bytes(SplitCounters* k, double over) {
+  if (std::isnan(over)) return;
+  if (k->min_shortfall_bytes < 0 || over < k->min_shortfall_bytes) k->min_shortfall_bytes = over;
+}
+
 }  // namespace
 
 struct IncrementalSplit::State {
@@ -259,15 +271,6 @@ std::optional<double> split_objective(const SplitProblem& p, const std::vector<i
 
 bool usable_stage_cost(const StageCost& c) {
   return c.fits() && std::isfinite(c.per_microbatch_s()) && std::isfinite(c.tail_s());
-}
-
-double stage_shortfall_bytes(const StageCost& c) {
-  return std::isfinite(c.peak_bytes()) ? c.peak_bytes() - c.capacity_bytes : std::numeric_limits<double>::quiet_NaN();
-}
-
-void note_shortfall_bytes(SplitCounters* k, double over) {
-  if (std::isnan(over)) return;
-  if (k->min_shortfall_bytes < 0 || over < k->min_shortfall_bytes) k->min_shortfall_bytes = over;
 }
 
 void note_stage_shortfall(SplitCounters* k, const StageCost& c) { note_shortfall_bytes(k, stage_shortfall_bytes(c)); }

@@ -139,10 +139,6 @@ std::optional<double> split_objective(const SplitProblem& p, const std::vector<i
 bool usable_stage_cost(const StageCost& c);
 // Records c's memory overflow in k->min_shortfall_bytes when it is the smallest seen.
 void note_stage_shortfall(SplitCounters* k, const StageCost& c);
-// c's memory overflow, peak - capacity bytes (NaN when its peak is not a finite number).
-double stage_shortfall_bytes(const StageCost& c);
-// Records a stage_shortfall_bytes() value in k->min_shortfall_bytes when it is the smallest seen.
-void note_shortfall_bytes(SplitCounters* k, double over);
 
 // Objective of a given split whose stage i, over layers [first, first + layers[i]), costs
 // cost_of(i, first, layers[i]) (called in stage order); nullopt if a stage is not usable

@@ -10,14 +10,13 @@ self.hapmoeDefaultScenario = { model: 'mixtral-s', cluster: '16-1', training: { 
 
 self.hapmoeBoot = null;
 try {
-  const worker = new Worker('worker.js');
-  const boot = { worker, messages: [], plan: null };
+  const plan = location.hash ? null : { id: 0, scenario: self.hapmoeDefaultScenario };
+  // The first request travels in the worker's name (worker.js says why), not as a message.
+  const name = plan ? JSON.stringify({ boot: { id: 0, method: 'plan', scenario: JSON.stringify(plan.scenario) } }) : '';
+  const worker = new Worker('worker.js', { name });
+  const boot = { worker, messages: [], plan };
   // Kept until PlannerClient takes the worker over (a message with no listener would be lost).
   worker.onmessage = (e) => boot.messages.push(e.data);
-  if (!location.hash) {
-    boot.plan = { id: 0, scenario: self.hapmoeDefaultScenario };
-    worker.postMessage({ id: 0, method: 'plan', scenario: JSON.stringify(boot.plan.scenario) });
-  }
   self.hapmoeBoot = boot;
 } catch (err) {
   self.hapmoeBoot = null; // PlannerClient starts a worker itself and reports what fails

@@ -68,8 +68,8 @@ function call(M, id, method, scenario) {
   }
 }
 
-self.onmessage = async (event) => {
-  const { id, method, scenario } = event.data;
+/** Answers one request ({id, method, scenario}) with a 'result' or an 'error' message. */
+async function answer({ id, method, scenario }) {
   try {
     const M = await loadModule();
     const json = call(M, id, method, scenario);
@@ -79,9 +79,23 @@ self.onmessage = async (event) => {
     // this whole worker (fatal: true); other errors are ordinary failures of one call.
     const message = String((err && err.message) || err);
     const kind = (err && err.constructor && err.constructor.name) || typeof err;
+    // (A C++ exception that escaped the module arrives as a WebAssembly.Exception.)
     const fatal = err instanceof WebAssembly.RuntimeError || err instanceof RangeError ||
+      (typeof WebAssembly.Exception === 'function' && err instanceof WebAssembly.Exception) ||
       typeof err === 'number' || /abort|bad_alloc|out of memory/i.test(message);
     if (fatal) modulePromise = null;
     self.postMessage({ id, type: 'error', message, kind, fatal });
   }
-};
+}
+
+self.onmessage = (event) => answer(event.data);
+
+// boot.js names this worker after its first request ({"boot": {id, method, scenario}}), which
+// is handled as a message, once the module is ready. A message posted to a worker before its
+// script has run is held until the page's main thread hears that the script ran, and on a first
+// visit that thread is busy building the form: a posted request waited about 130 ms there.
+try {
+  const first = self.name ? JSON.parse(self.name).boot : null;
+  const go = () => self.onmessage({ data: first });
+  if (first) Promise.resolve(modulePromise).then(go, go);
+} catch (err) { /* another name: no first request */ }

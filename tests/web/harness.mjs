@@ -67,6 +67,28 @@ export async function openAndPlan(h, url, options) {
 export const field = (p) => `[data-field="${p}"]`;
 
 /**
+ * Waits until the browser's processes are idle: their CPU time, summed, grew by at most quietMs in
+ * stepMs, twice in a row (at most maxMs in all). A new context's first renderer (its blank page)
+ * spends about 0.7 s of one core starting up; a first visit timed in that second also times that
+ * start-up, which a visit from a browser tab that is already open does not pay.
+ */
+export async function settle(page, { quietMs = 20, stepMs = 100, maxMs = 5000 } = {}) {
+  const cdp = await page.context().browser().newBrowserCDPSession();
+  try {
+    const cpuMs = async () => 1000 * (await cdp.send('SystemInfo.getProcessInfo')).processInfo.reduce((sum, p) => sum + p.cpuTime, 0);
+    let last = await cpuMs();
+    for (let waited = 0, quiet = 0; waited < maxMs && quiet < 2; waited += stepMs) {
+      await new Promise((resolve) => setTimeout(resolve, stepMs));
+      const now = await cpuMs();
+      quiet = now - last <= quietMs ? quiet + 1 : 0;
+      last = now;
+    }
+  } finally {
+    await cdp.detach();
+  }
+}
+
+/**
  * Opens url and measures its first plan: {painted, seen} in ms after navigation. painted: when the
  * browser painted the best plan's summary (Element Timing, "plan-summary" in results-view.js);
  * seen: when a poll from here first found the plans table and the Megatron command in the page.

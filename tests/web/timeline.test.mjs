@@ -3,7 +3,7 @@
 // navigation to the first plan shown (printed: the figure the page is judged by).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHarness, openAndPlan, waitRuns, runs, field, screenshot, hashScenario, firstPlanTimes, PHONE, DIST_ROOTS } from './harness.mjs';
+import { startHarness, openAndPlan, waitRuns, runs, field, screenshot, hashScenario, firstPlanTimes, settle, PHONE, DIST_ROOTS } from './harness.mjs';
 import { resolveFile } from '../../scripts/static-server.mjs';
 
 let h;
@@ -79,6 +79,7 @@ describe('core timeline, reserved memory, first plan', { timeout: 240_000 }, () 
 
   test('first plan shown soon after navigation (figure printed)', async () => {
     const page = await h.newPage();
+    await settle(page);  // the figure is for a visit from an open tab (harness.mjs, settle)
     const times = [];
     for (const visit of ['first visit', 'second visit']) {
       const { painted, seen } = await firstPlanTimes(page, `${h.url}/?visit=${times.length}`);

@@ -370,17 +370,22 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
   // kind rather than a copy of its terms.
   int kind_index[4] = {-1, -1, -1, -1};  // into kinds_, per kind
   int kind_layer[4] = {-1, -1, -1, -1};  // a layer of each kind
+  int first_layer[4];                    // per index into kinds_: its kind's first layer
+  int layers[4] = {0, 0, 0, 0};          // per index into kinds_: its layers
+  int num_kinds = 0;
   for (int i = 0; i < m.num_layers; ++i) {
     const int k = (m.layer_is_moe(i) ? 2 : 0) + (m.layer_is_windowed(i) ? 1 : 0);
     if (kind_index[k] < 0) {
-      kind_index[k] = static_cast<int>(kinds_.size());
-      kinds_.push_back(make_layer_cost(c, i));
-      kind_layers_.push_back(0);
+      kind_index[k] = num_kinds;
+      first_layer[num_kinds++] = i;
       kind_layer[k] = i;
     }
     kind_of_.push_back(static_cast<unsigned char>(kind_index[k]));
-    ++kind_layers_[kind_index[k]];
+    ++layers[kind_index[k]];
   }
+  kinds_.reserve(num_kinds);  // (one allocation each: 6,000 models on a 2048-GPU cluster)
+  for (int j = 0; j < num_kinds; ++j) kinds_.push_back(make_layer_cost(c, first_layer[j]));
+  kind_layers_.assign(layers, layers + num_kinds);
   // Working bytes depend on a layer only through its kind (as its LayerCost does): the max over
   // the layers is the max over one layer of each kind present.
   if (mesh.recompute.full()) {

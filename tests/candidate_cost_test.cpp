@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "hapmoe/baselines.hpp"
 #include "hapmoe/candidate_cost.hpp"
 #include "hapmoe/cost_memory.hpp"
 #include "test_scenarios.hpp"
@@ -198,4 +199,40 @@ TEST_CASE("PositionBound reset across pipelines answers as a fresh one") {
     }
   }
   CHECK(bounded > 0);
+}
+
+// The Megatron-default baseline's type-blind cache takes the main type's models from the search's
+// cache: for every stage, layer range and link, the same costs as models of its own.
+TEST_CASE("a cache with models_from shares the models of equal node groups, and they cost the same") {
+  const Scenario s = deepseek_three_types();
+  Scenario blind = s;
+  blind.cluster = homogeneous_cluster_like(s.cluster, 1);  // every group an A100 group
+  StageModelCache search(s);
+  StageModelCache shared(blind, search);
+  StageModelCache own(blind);
+  Mesh m;
+  m.tp = 2; m.dp = 4; m.ep = 8; m.pp = 4; m.sequence_parallel = true;
+  StageLinks links;
+  links.prev = stage_link(blind.cluster, m.stage_gpus(), 0, 0, 1, 0);
+  for (int g = 0; g < 3; ++g) {
+    CAPTURE(g);
+    CHECK(shared.get(m, g) == search.get(m, 1));  // the search's A100 models, not copies
+    for (int stage = 0; stage < m.pp; ++stage) {
+      for (int first = 0; first < s.model.num_layers; first += 5) {
+        const int n = std::min(7, s.model.num_layers - first);
+        const StageCost a = shared.get(m, g)->cost(stage, first, n, links, m);
+        const StageCost b = own.get(m, g)->cost(stage, first, n, links, m);
+        CHECK(a.per_microbatch_s() == b.per_microbatch_s());
+        CHECK(a.peak_bytes() == b.peak_bytes());
+      }
+    }
+  }
+  // A node group that none of the other cluster's groups has keeps models of its own.
+  Scenario other = s;
+  other.cluster.groups[2].gpus_per_node = 4;
+  StageModelCache mixed(other, search);
+  CHECK(mixed.get(m, 0) == search.get(m, 0));
+  CHECK(mixed.get(m, 2) != search.get(m, 2));
+  CHECK(mixed.get(m, 2)->cost(1, 0, 3, links, m).per_microbatch_s() !=
+        search.get(m, 2)->cost(1, 0, 3, links, m).per_microbatch_s());
 }

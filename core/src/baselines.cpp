@@ -136,7 +136,7 @@ std::optional<PlanEvaluation> uniform_baseline(const Scenario& s, const Baseline
 std::optional<PlanEvaluation> megatron_default_baseline(const Scenario& s, const BaselineInputs& in) {
   Scenario blind = s;
   blind.cluster = homogeneous_cluster_like(s.cluster, main_gpu_group(s.cluster));
-  StageModelCache blind_cache(blind);
+  StageModelCache blind_cache(blind, in.cache);  // the main GPU type's models are the search's
   std::optional<PlanEvaluation> pick;
   double pick_blind = 1e300;
   std::string pick_key;

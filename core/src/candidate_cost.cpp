@@ -15,18 +15,37 @@ size_t StageModelCache::KeyHash::operator()(const Key& k) const {
   return static_cast<size_t>(h.value());
 }
 
+namespace {
+// Whether stage models of groups a and b are the same (a stage's cost does not depend on how many
+// nodes its group has).
+bool same_models(const NodeGroup& a, const NodeGroup& b) {
+  return a.gpu == b.gpu && a.gpus_per_node == b.gpus_per_node && a.inter_node_gbps == b.inter_node_gbps;
+}
+}  // namespace
+
 StageModelCache::StageModelCache(const Scenario& s) : s_(s) {
   const auto& groups = s.cluster.groups;
   for (size_t g = 0; g < groups.size(); ++g) {
     size_t rep = g;
     for (size_t h = 0; h < g; ++h) {
-      if (groups[h].gpu == groups[g].gpu && groups[h].gpus_per_node == groups[g].gpus_per_node &&
-          groups[h].inter_node_gbps == groups[g].inter_node_gbps) {
+      if (same_models(groups[h], groups[g])) {
         rep = h;
         break;
       }
     }
     model_group_.push_back(static_cast<int>(rep));
+  }
+}
+
+StageModelCache::StageModelCache(const Scenario& s, StageModelCache& models_from) : StageModelCache(s) {
+  from_ = &models_from;
+  const auto& theirs = models_from.s_.cluster.groups;
+  for (const NodeGroup& g : s.cluster.groups) {
+    int from = -1;
+    for (size_t h = 0; h < theirs.size() && from < 0; ++h) {
+      if (same_models(theirs[h], g)) from = static_cast<int>(h);
+    }
+    from_group_.push_back(from);
   }
 }
 
@@ -58,6 +77,7 @@ std::pair<double, double> StageModelCache::layer_params(const Mesh& mesh) {
 }
 
 const StageCostModel* StageModelCache::get(const Mesh& mesh, int group) {
+  if (from_ && from_group_[group] >= 0) return from_->get(mesh, from_group_[group]);
   group = model_group_[group];
   const Key key{mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size, mesh.recompute.key(),
                 mesh.ep_comm_overlap ? 1 : 0, group};

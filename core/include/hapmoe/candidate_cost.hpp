@@ -25,6 +25,11 @@ namespace hapmoe {
 class StageModelCache {
  public:
   explicit StageModelCache(const Scenario& s);
+  // A cache for s, a scenario that differs from `models_from`'s only in its cluster: a group
+  // whose node group (GPU, node size, scale-out bandwidth) is one of models_from's groups takes
+  // its models from models_from (the same models; the Megatron-default baseline's
+  // heterogeneity-blind cluster is the main GPU type's groups everywhere).
+  StageModelCache(const Scenario& s, StageModelCache& models_from);
   const StageCostModel* get(const Mesh& mesh, int group);
   // Parameters of all layers on one GPU under `mesh` (TP-sharded dense + replicated, routed
   // experts over EP x ETP): what StageCostModel::total_*_params() give, without building one.
@@ -43,6 +48,8 @@ class StageModelCache {
   };
   const Scenario& s_;
   std::vector<int> model_group_;  // per group: the first group with the same GPU and node shape
+  StageModelCache* from_ = nullptr;  // models_from, if any
+  std::vector<int> from_group_;      // per group: the group of from_ that has its models (-1: none)
   const ModelShape& shape(int tp);
   std::unordered_map<int, std::unique_ptr<ModelShape>> shapes_;  // by tp
   std::unordered_map<long long, std::pair<double, double>> params_;  // by (tp, ep x etp)

@@ -369,7 +369,6 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
   // sliding-window attention: cost each of those (at most 4) kinds once, and keep each layer's
   // kind rather than a copy of its terms.
   int kind_index[4] = {-1, -1, -1, -1};  // into kinds_, per kind
-  int kind_layer[4] = {-1, -1, -1, -1};  // a layer of each kind
   int first_layer[4];                    // per index into kinds_: its kind's first layer
   int layers[4] = {0, 0, 0, 0};          // per index into kinds_: its layers
   int num_kinds = 0;
@@ -378,7 +377,6 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
     if (kind_index[k] < 0) {
       kind_index[k] = num_kinds;
       first_layer[num_kinds++] = i;
-      kind_layer[k] = i;
     }
     kind_of_.push_back(static_cast<unsigned char>(kind_index[k]));
     ++layers[kind_index[k]];
@@ -389,16 +387,15 @@ StageCostModel::StageCostModel(const Scenario& s, const ModelShape& shape, const
   // Working bytes depend on a layer only through its kind (as its LayerCost does): the max over
   // the layers is the max over one layer of each kind present.
   if (mesh.recompute.full()) {
-    for (int i : kind_layer) {
-      if (i >= 0) working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()));
+    for (int j = 0; j < num_kinds; ++j) {
+      working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, first_layer[j], c.act_inputs()));
     }
   } else if (mesh.recompute != Recompute::kNone) {
     // Selective: what one layer's recomputed modules rebuild before their backward (at most all
     // of them at once; Megatron rebuilds them module by module, so this is an upper bound).
-    for (int i : kind_layer) {
-      if (i >= 0) {
-        working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()) - layer(i).activation_bytes);
-      }
+    for (int j = 0; j < num_kinds; ++j) {
+      const int i = first_layer[j];
+      working_bytes_ = std::max(working_bytes_, layer_working_bytes(m, i, c.act_inputs()) - layer(i).activation_bytes);
     }
   }
   p2p_bytes_ = c.tt * m.hidden_size * kBf16;

@@ -82,7 +82,7 @@ async function answer({ id, method, scenario }) {
     // (A C++ exception that escaped the module arrives as a WebAssembly.Exception.)
     const fatal = err instanceof WebAssembly.RuntimeError || err instanceof RangeError ||
       (typeof WebAssembly.Exception === 'function' && err instanceof WebAssembly.Exception) ||
-      typeof err === 'number' || /abort|bad_alloc|out of memory/i.test(message);
+      /abort|bad_alloc|out of memory/i.test(message);
     if (fatal) modulePromise = null;
     self.postMessage({ id, type: 'error', message, kind, fatal });
   }

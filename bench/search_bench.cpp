@@ -10,7 +10,7 @@
 #include <string>
 #include <tuple>
 
-#include "hapmoe/layer_split_dp.hpp"
+#include "search/layer_split_dp.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "hapmoe/search.hpp"

@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <functional>
 
-#include "hapmoe/candidate_cost.hpp"
-#include "hapmoe/candidate_space.hpp"
-#include "hapmoe/layer_split_dp.hpp"
-#include "hapmoe/rules.hpp"
+#include "search/candidate_cost.hpp"
+#include "search/candidate_space.hpp"
+#include "search/layer_split_dp.hpp"
+#include "evaluate/rules.hpp"
 #include "hapmoe/search.hpp"
 
 namespace hapmoe::testing {

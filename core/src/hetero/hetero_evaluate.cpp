@@ -1,0 +1,137 @@
+#include "hetero/hetero_evaluate.hpp"
+
+#include <numeric>
+
+#include "hapmoe/hardware.hpp"
+#include "hapmoe/hetero_plan.hpp"
+#include "hetero/hetero_rules.hpp"
+
+namespace hapmoe {
+
+double reshard_pieces_per_rank(int from_shards, int to_shards) {
+  if (from_shards < 1 || to_shards < 1) return 1;
+  const int g = std::gcd(from_shards, to_shards);
+  return static_cast<double>(from_shards + to_shards - g) / from_shards;
+}
+
+namespace {
+// Sequence shards of a mesh as FlagScale's inter-mesh slicing counts them: tp x cp, or cp when
+// both meshes have tp 1.
+int seq_shards(int tp, int cp, int other_tp) { return tp == 1 && other_tp == 1 ? cp : tp * cp; }
+
+// One past the last rank (inside its group) of stage i.
+long long used_after(const std::vector<long long>& first_rank, const PlanSpec& p, int i) {
+  return first_rank[i] + static_cast<long long>(stage_tp(p, i)) * stage_cp(p, i) * stage_dp(p, i);
+}
+
+Link with_pieces(Link l, double pieces) {
+  l.latency_s *= pieces;
+  return l;
+}
+}  // namespace
+
+std::vector<StageLinks> hetero_stage_links(const ClusterSpec& c, const PlanSpec& p) {
+  const int n = static_cast<int>(p.stages.size());
+  std::vector<StageLinks> links(n);
+  std::vector<long long> first_rank(n, 0);  // of each stage inside its group
+  std::vector<long long> used(c.groups.size(), 0);
+  for (int i = 0; i < n; ++i) {
+    first_rank[i] = used[p.stages[i].group];
+    used[p.stages[i].group] +=
+        static_cast<long long>(stage_tp(p, i)) * stage_cp(p, i) * stage_dp(p, i);
+  }
+  for (int i = 0; i + 1 < n; ++i) {
+    const int ga = p.stages[i].group, gb = p.stages[i + 1].group;
+    Link l;
+    if (ga != gb) {
+      l = inter_group_link(c, ga, gb);
+    } else {
+      // Both stages' ranks on one node: the scale-up link; else the group's scale-out link.
+      const NodeGroup& g = c.groups[ga];
+      const long long last_rank_b = used_after(first_rank, p, i + 1) - 1;
+      l = first_rank[i] / g.gpus_per_node == last_rank_b / g.gpus_per_node ? scale_up_link(g)
+                                                                           : scale_out_link(g);
+    }
+    const int ta = stage_tp(p, i), tb = stage_tp(p, i + 1);
+    const int sa = seq_shards(ta, stage_cp(p, i), tb), sb = seq_shards(tb, stage_cp(p, i + 1), ta);
+    const int da = stage_dp(p, i), db = stage_dp(p, i + 1);
+    links[i].next =
+        with_pieces(l, reshard_pieces_per_rank(sa, sb) * reshard_pieces_per_rank(da, db));
+    links[i + 1].prev =
+        with_pieces(l, reshard_pieces_per_rank(sb, sa) * reshard_pieces_per_rank(db, da));
+  }
+  return links;
+}
+
+const StageCostModel* HeteroModelCache::get(const Mesh& mesh, int group) {
+  const Key key{group,
+                mesh.tp,
+                mesh.cp,
+                mesh.ep,
+                mesh.etp,
+                mesh.micro_batch_size,
+                mesh.sequence_parallel,
+                mesh.recompute.key()};
+  auto it = models_.find(key);
+  if (it != models_.end()) return it->second.get();
+  auto shape = shapes_.find(mesh.tp);
+  if (shape == shapes_.end())
+    shape = shapes_.emplace(mesh.tp, derive_model_shape(s_.model, mesh.tp)).first;
+  auto model = std::make_unique<StageCostModel>(s_, shape->second, mesh, group);
+  return models_.emplace(key, std::move(model)).first->second.get();
+}
+
+PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& plan,
+                                          HeteroModelCache& cache) {
+  PlanEvaluation ev;
+  ev.plan = plan;
+  fill_stage_meshes(&ev.plan);
+  const std::vector<StageLinks> links = hetero_stage_links(s.cluster, plan);
+  std::vector<double> c, tail;
+  int first = 0;
+  PlanMetrics& x = ev.metrics;
+  double peak = 0;
+  for (int i = 0; i < plan.pp; ++i) {
+    const Mesh mesh = hetero_stage_mesh(plan, i);
+    const StagePlan& st = plan.stages[i];
+    ev.stages.push_back(cache.get(mesh, st.group)->cost(i, first, st.layers, links[i], mesh));
+    first += st.layers;
+    const StageCost& sc = ev.stages.back();
+    c.push_back(sc.per_microbatch_s());
+    tail.push_back(sc.tail_s());
+    const GpuSpec& gpu = s.cluster.groups[st.group].gpu;
+    x.gpus_used += mesh.stage_gpus();
+    peak += peak_tflops(gpu, s.training.precision) * 1e12 * static_cast<double>(mesh.stage_gpus());
+    x.peak_memory_gib.push_back(sc.peak_bytes() / kGiB);
+    x.memory_capacity_gib.push_back(sc.capacity_bytes / kGiB);
+    x.fits_memory = x.fits_memory && sc.fits();
+    x.error_calibrated = x.error_calibrated && efficiency_calibrated(gpu);
+  }
+  const long long m = num_microbatches(s.training, hetero_stage_mesh(plan, 0));
+  ev.time = pipeline_time(c, tail, m, 1);
+  x.iteration_time_s = ev.time.iteration_s;
+  x.num_microbatches = m;
+  x.gpus_idle = s.cluster.total_gpus() - x.gpus_used;
+  const double tokens = static_cast<double>(s.training.global_batch_size) * s.training.seq_length;
+  x.tokens_per_s = tokens / x.iteration_time_s;
+  x.tokens_per_s_per_gpu = x.tokens_per_s / static_cast<double>(x.gpus_used);
+  const double flops = megatron_model_flops(s.model, stage_tp(plan, 0),
+                                            static_cast<double>(s.training.global_batch_size),
+                                            s.training.seq_length);
+  x.tflops_per_gpu = flops / x.iteration_time_s / static_cast<double>(x.gpus_used) / 1e12;
+  x.iteration_time_error_fraction = kCalibrationErrorFraction;
+  x.mfu = flops / x.iteration_time_s / peak;
+  x.bubble_fraction = ev.time.bubble_fraction;
+  return ev;
+}
+
+Expected<PlanEvaluation> evaluate_hetero_plan(const Scenario& s, const PlanSpec& plan) {
+  if (auto v = check_hetero_plan_rules(s, plan)) {
+    const std::string rule(v->rule);
+    return Error{"rule:" + rule, "FlagScale hetero rule \"" + rule + "\": " + v->message, v->field};
+  }
+  HeteroModelCache cache(s);
+  return evaluate_hetero_with_cache(s, plan, cache);
+}
+
+}  // namespace hapmoe

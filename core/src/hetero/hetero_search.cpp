@@ -1,0 +1,392 @@
+#include "hetero/hetero_search.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "search/diagnosis.hpp"
+#include "hetero/hetero_evaluate.hpp"
+#include "hapmoe/hetero_plan.hpp"
+#include "hetero/hetero_rules.hpp"
+#include "hetero/hetero_space.hpp"
+#include "hetero/hetero_split.hpp"
+
+namespace hapmoe {
+
+std::string hetero_plan_key(const PlanSpec& p) {
+  std::string k = std::to_string(p.pp) + "," + std::to_string(p.micro_batch_size) + "," +
+                  std::to_string(p.optimizer_offload_fraction);
+  for (const auto& st : p.stages) {
+    k += "|" + std::to_string(st.group) + ":" + std::to_string(st.layers) + ":" +
+         to_string(st.recompute);
+    for (int v : {st.tp, st.cp, st.dp, st.ep, st.etp}) k += "," + std::to_string(v);
+  }
+  return k;
+}
+
+namespace {
+
+struct Entry {
+  double bound_s;
+  int order;
+  std::vector<int> shapes;  // index into shapes[group] per order position
+  int mbs;
+};
+
+// The plan of an entry with a given split, per-stage recompute and optimizer offload fraction.
+PlanSpec entry_plan(const Scenario& s, const std::vector<int>& order,
+                    const std::vector<HeteroShape>& meshes, int mbs, const std::vector<int>& layers,
+                    const std::vector<Recompute>& recompute, double offload) {
+  PlanSpec p;
+  p.optimizer_offload_fraction = offload;
+  p.micro_batch_size = mbs;
+  p.vpp = 1;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const HeteroShape& h = meshes[k];
+    for (int j = 0; j < h.pp; ++j) {
+      StagePlan st;
+      st.group = order[k];
+      st.gpu = s.cluster.groups[order[k]].gpu.id;
+      st.tp = h.tp, st.cp = 1, st.dp = h.dp, st.ep = h.ep, st.etp = h.etp;
+      p.stages.push_back(st);
+    }
+  }
+  p.pp = static_cast<int>(p.stages.size());
+  for (int i = 0; i < p.pp; ++i) {
+    p.stages[i].layers = layers[i];
+    p.stages[i].recompute = recompute[i];
+  }
+  const StagePlan& first = p.stages.front();
+  p.tp = first.tp, p.cp = 1, p.dp = first.dp, p.ep = first.ep, p.etp = first.etp;
+  p.sequence_parallel = p.tp > 1;
+  return p;
+}
+
+// The best k plans so far, best first. Each plan carries a tag (its entry and recompute set):
+// a later plan with the same tag replaces it when better, so the even-split seed and the DP's
+// split of one entry never both occupy a place.
+class TopPlans {
+ public:
+  explicit TopPlans(size_t k) : k_(k) {}
+  double threshold() const { return best_.size() < k_ ? 1e300 : best_.back().objective; }
+  void offer(long long tag, double objective, PlanEvaluation ev) {
+    const std::string key = hetero_plan_key(ev.plan);
+    for (size_t i = 0; i < best_.size(); ++i) {
+      if (best_[i].key == key) return;
+      if (best_[i].tag == tag) {
+        if (best_[i].objective <= objective) return;
+        best_.erase(best_.begin() + static_cast<long>(i));
+        break;
+      }
+    }
+    auto at = std::upper_bound(best_.begin(), best_.end(), objective,
+                               [](double v, const Ranked& b) { return v < b.objective; });
+    best_.insert(at, Ranked{objective, tag, key, std::move(ev)});
+    if (best_.size() > k_) best_.pop_back();
+  }
+  std::vector<PlanEvaluation> take() {
+    std::vector<PlanEvaluation> out;
+    for (auto& b : best_) out.push_back(std::move(b.ev));
+    return out;
+  }
+
+ private:
+  struct Ranked {
+    double objective;
+    long long tag;
+    std::string key;
+    PlanEvaluation ev;
+  };
+  size_t k_;
+  std::vector<Ranked> best_;
+};
+
+// Entries whose even-split seed is costed before any DP runs (an incumbent for the bounds).
+constexpr size_t kSeededEntries = 1024;
+
+class HeteroSearch {
+ public:
+  // offload: the plan-level optimizer offload fraction every stage's mesh gets.
+  HeteroSearch(const Scenario& s, double offload, const SearchControl& control,
+               const SearchBudget& budget, SearchResult& r)
+      : s_(s),
+        offload_(offload),
+        control_(control),
+        budget_(budget),
+        r_(r),
+        st_(r.stats),
+        cache_(s),
+        top_(std::max(1, s.search.top_k)) {}
+
+  void run() {
+    build_entries();
+    const auto sets = hetero_recompute_sets(s_);
+    for (size_t e = 0; e < entries_.size() && e < kSeededEntries; ++e) {
+      if (counters_.stage_costs >= budget_.max_stage_costs / 2) break;
+      for (size_t k = 0; k < sets.size(); ++k) split_entry(e, k, sets[k], true);
+    }
+    size_t done = 0;
+    for (; done < entries_.size(); ++done) {
+      if (control_.cancel && control_.cancel->load()) {
+        st_.cancelled = true;
+        break;
+      }
+      if (control_.progress && done % 64 == 0)
+        control_.progress(static_cast<double>(done) / entries_.size(), st_.evaluated);
+      if (entries_[done].bound_s >= top_.threshold()) {
+        st_.pruned["lower_bound"] += static_cast<long long>(entries_.size() - done);
+        break;
+      }
+      if (st_.evaluated >= budget_.max_orders || counters_.stage_costs >= budget_.max_stage_costs) {
+        st_.budget_reached = true;
+        break;
+      }
+      for (size_t k = 0; k < sets.size(); ++k) split_entry(done, k, sets[k], false);
+      if (dp_budget_reached_) break;
+    }
+    if (control_.progress) control_.progress(1.0, st_.evaluated);
+    st_.stage_costs = counters_.stage_costs;
+    st_.pruned["stage_memory"] += counters_.memory;
+    st_.pruned["dominated_split"] += counters_.dominated;
+    st_.pruned["split_lower_bound"] += counters_.lower_bound;
+    r_.plans = top_.take();
+    if (r_.plans.empty()) r_.diagnosis = diagnose_no_plan(s_, counters_.min_shortfall_bytes, st_);
+  }
+
+ private:
+  std::vector<HeteroShape> meshes_of(const Entry& e) const {
+    std::vector<HeteroShape> m;
+    for (size_t k = 0; k < e.shapes.size(); ++k)
+      m.push_back(shapes_[orders_[e.order][k]][e.shapes[k]]);
+    return m;
+  }
+
+  void build_entries() {
+    // FlagScale's hetero mode runs CP 1 and no virtual pipeline: a search that excludes either
+    // has nothing to plan.
+    for (const auto& [values, rule] : {std::pair{&s_.search.cp, "hetero_cp_unsupported"},
+                                       std::pair{&s_.search.vpp, "hetero_no_vpp"}}) {
+      if (!search_allows(*values, 1)) {
+        ++st_.pruned[rule];
+        return;
+      }
+    }
+    const bool all_orders =
+        hetero_group_orders(s_, static_cast<size_t>(budget_.max_orders), orders_);
+    for (int g = 0; g < static_cast<int>(s_.cluster.groups.size()); ++g)
+      shapes_.push_back(hetero_group_shapes(s_, g));
+    const std::vector<int> mbss = search_values_or(s_.search.micro_batch_size, {1, 2});
+    for (int o = 0; o < static_cast<int>(orders_.size()) && !st_.budget_reached; ++o) {
+      std::vector<int> idx(orders_[o].size(), 0);
+      bool empty = false;
+      for (int g : orders_[o]) empty = empty || shapes_[g].empty();
+      if (empty) continue;
+      while (true) {
+        for (int mbs : mbss) add_entry(o, idx, mbs);
+        size_t k = 0;  // next combination of shapes (odometer)
+        while (k < idx.size() && ++idx[k] == static_cast<int>(shapes_[orders_[o][k]].size()))
+          idx[k++] = 0;
+        if (k == idx.size() || st_.budget_reached) break;
+      }
+    }
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const Entry& a, const Entry& b) { return a.bound_s < b.bound_s; });
+    if (!all_orders) st_.budget_reached = true;
+  }
+
+  void add_entry(int o, const std::vector<int>& idx, int mbs) {
+    // Counted per mesh: an entry's rules and bound cost one unit per mesh.
+    entry_work_ += static_cast<long long>(idx.size());
+    if (entry_work_ > budget_.max_entries) {
+      st_.budget_reached = true;
+      return;
+    }
+    Entry e{0, o, idx, mbs};
+    const std::vector<HeteroShape> meshes = meshes_of(e);
+    int pp = 0;
+    for (const HeteroShape& h : meshes) pp += h.pp;
+    if (pp > s_.model.num_layers || !search_allows(s_.search.pp, pp)) {
+      ++st_.pruned[pp > s_.model.num_layers ? "pp_within_layers" : "pp_not_requested"];
+      return;
+    }
+    std::vector<int> layers(pp, 1);
+    layers.back() = s_.model.num_layers - pp + 1;
+    const PlanSpec plan = entry_plan(s_, orders_[o], meshes, mbs, layers,
+                                     std::vector<Recompute>(pp, Recompute::kNone), offload_);
+    if (auto v = check_hetero_plan_rules(s_, plan)) {
+      ++st_.pruned[std::string(v->rule)];
+      return;
+    }
+    ++st_.candidates;
+    e.bound_s = entry_bound_s(plan);
+    entries_.push_back(std::move(e));
+  }
+
+  // Least recompute time-wise among the allowed ones (none < selective < full).
+  Recompute cheapest_recompute() const {
+    const auto& rc = s_.search.recompute;
+    for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+      if (rc.empty() || std::find(rc.begin(), rc.end(), r) != rc.end()) return r;
+    }
+    return Recompute::kNone;
+  }
+
+  // Every split and recompute choice costs at least: sum c >= S (each layer at its cheapest over
+  // the plan's meshes) and max c >= S / pp, so T >= S + (m - 1) S / pp.
+  double entry_bound_s(PlanSpec plan) {
+    std::vector<double> least(s_.model.num_layers, std::numeric_limits<double>::max());
+    for (const HeteroMesh& hm : hetero_meshes(plan)) {
+      plan.stages[hm.first_stage].recompute = cheapest_recompute();
+      const Mesh mesh = hetero_stage_mesh(plan, hm.first_stage);
+      const StageCostModel* model = cache_.get(mesh, hm.group);
+      for (int l = 0; l < s_.model.num_layers; ++l) {
+        const LayerCost& c = model->layer(l);
+        least[l] = std::min(least[l], c.fwd_s + c.bwd_s + c.tp_s + c.cp_s + c.ep_s);
+      }
+    }
+    double sum = 0;
+    for (double x : least) sum += x;
+    const long long m = num_microbatches(s_.training, hetero_stage_mesh(plan, 0));
+    return sum + static_cast<double>(m - 1) * sum / plan.pp;
+  }
+
+  // The best even split (num_layers / pp per stage, the first ones one more) with the same option
+  // on every stage, or nullopt when none fits.
+  std::optional<HeteroSplit> even_split_seed(const HeteroSplitProblem& prob) {
+    const int pp = static_cast<int>(prob.options.size()), L = prob.num_layers;
+    std::vector<int> layers(pp, L / pp);
+    for (int i = 0; i < L % pp; ++i) ++layers[i];
+    std::optional<HeteroSplit> best;
+    for (int o = 0; o < static_cast<int>(prob.options.front().size()); ++o) {
+      const std::vector<int> option(pp, o);
+      const auto obj = hetero_split_objective(prob, layers, option, &counters_);
+      if (obj && (!best || *obj < best->objective_s)) best = HeteroSplit{layers, option, *obj};
+    }
+    return best;
+  }
+
+  // Entry `index` with recompute set `set` (number k): its even-split seed, then (unless
+  // seed_only) the exact DP below the seed and the k-th best plan.
+  void split_entry(size_t index, size_t k, const std::vector<Recompute>& set, bool seed_only) {
+    const Entry& e = entries_[index];
+    const long long tag = static_cast<long long>(index) * 4 + static_cast<long long>(k);
+    const std::vector<HeteroShape> meshes = meshes_of(e);
+    int pp = 0;
+    for (const HeteroShape& h : meshes) pp += h.pp;
+    PlanSpec plan = entry_plan(s_, orders_[e.order], meshes, e.mbs, std::vector<int>(pp, 1),
+                               std::vector<Recompute>(pp, set.front()), offload_);
+    HeteroSplitProblem prob;
+    prob.num_layers = s_.model.num_layers;
+    prob.links = hetero_stage_links(s_.cluster, plan);
+    prob.num_microbatches = num_microbatches(s_.training, hetero_stage_mesh(plan, 0));
+    prob.incumbent_s = top_.threshold();
+    for (int i = 0; i < pp; ++i) {
+      std::vector<StageOption> opts;
+      for (Recompute r : set) {
+        plan.stages[i].recompute = r;
+        const Mesh mesh = hetero_stage_mesh(plan, i);
+        opts.push_back({cache_.get(mesh, plan.stages[i].group), mesh});
+      }
+      prob.options.push_back(std::move(opts));
+    }
+    prob.max_stage_costs = budget_.max_stage_costs;
+    // The even split with one option on every stage: offered as it is, and an incumbent for the
+    // DP, which then only looks for splits below it (the entry's result stays exact).
+    const std::optional<HeteroSplit> seed = even_split_seed(prob);
+    if (seed && seed->objective_s < top_.threshold()) offer(tag, e, meshes, set, *seed);
+    if (seed_only) return;
+    if (seed) prob.incumbent_s = std::min(prob.incumbent_s, seed->objective_s);
+    ++st_.evaluated;
+    HeteroSplitStatus status;
+    const std::optional<HeteroSplit> split = best_hetero_split(prob, &counters_, &status);
+    if (status.budget_reached) dp_budget_reached_ = st_.budget_reached = true;
+    if (split) offer(tag, e, meshes, set, *split);
+  }
+
+  void offer(long long tag, const Entry& e, const std::vector<HeteroShape>& meshes,
+             const std::vector<Recompute>& set, const HeteroSplit& split) {
+    std::vector<Recompute> rc(split.layers.size());
+    for (size_t i = 0; i < rc.size(); ++i) rc[i] = set[split.option[i]];
+    const PlanSpec best =
+        entry_plan(s_, orders_[e.order], meshes, e.mbs, split.layers, rc, offload_);
+    top_.offer(tag, split.objective_s, evaluate_hetero_with_cache(s_, best, cache_));
+  }
+
+  const Scenario& s_;
+  double offload_;
+  const SearchControl& control_;
+  const SearchBudget& budget_;
+  SearchResult& r_;
+  SearchStats& st_;
+  HeteroModelCache cache_;
+  TopPlans top_;
+  SplitCounters counters_;
+  std::vector<std::vector<int>> orders_;
+  std::vector<std::vector<HeteroShape>> shapes_;  // per group
+  std::vector<Entry> entries_;
+  long long entry_work_ = 0;
+  bool dp_budget_reached_ = false;
+};
+
+// The best upstream ("megatron" mode) plan of the same scenario, its baselines, and the gain.
+void compare_with_upstream(const Scenario& s, const SearchBudget& budget, SearchResult& r) {
+  Scenario up = s;
+  up.search.mode = SearchMode::kMegatron;
+  up.search.top_k = 1;
+  auto u = search_plans(up, {}, budget);
+  if (!u || u->plans.empty() || r.plans.empty()) return;
+  const double best = r.plans.front().metrics.iteration_time_s;
+  auto rebase = [best](const PlanEvaluation& ev) {
+    return Baseline{ev, ev.metrics.iteration_time_s / best};
+  };
+  r.upstream = rebase(u->plans.front());
+  if (u->megatron_default) r.megatron_default = rebase(u->megatron_default->evaluation);
+  if (u->uniform) r.uniform = rebase(u->uniform->evaluation);
+}
+
+// One hetero search per offload fraction of search.optimizer_offload_fraction (0 when unset),
+// merged into the k best.
+SearchResult search_fractions(const Scenario& s, const SearchControl& control,
+                              const SearchBudget& budget) {
+  const auto& given = s.search.optimizer_offload_fraction;
+  const std::vector<double> fractions = given.empty() ? std::vector<double>{0} : given;
+  const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
+  std::optional<SearchResult> out;
+  for (double f : fractions) {
+    SearchResult r;
+    if (control.progress) control.progress(0.0, 0);
+    HeteroSearch(s, f, control, budget, r).run();
+    const bool cancelled = r.stats.cancelled;
+    out = out ? merge_results(std::move(*out), std::move(r), k) : std::move(r);
+    out->stats.cancelled = out->stats.cancelled || cancelled;
+    if (cancelled) break;
+  }
+  return std::move(*out);
+}
+
+}  // namespace
+
+Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& control,
+                                     const SearchBudget& budget) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!s.search.layer_split.empty()) {
+    return Error{"unsupported",
+                 "search.layer_split is not supported in \"hetero\" mode (the split is searched)",
+                 "search.layer_split"};
+  }
+  SearchResult r = search_fractions(s, control, budget);
+  // As upstream: offload is tried only when nothing fits or the best plan recomputes.
+  const auto offload = offload_fallback_scenario(s);
+  if (offload && !r.stats.cancelled && offload_may_help(r)) {
+    const bool found_without = !r.plans.empty();
+    r = merge_results(std::move(r), search_fractions(*offload, control, budget),
+                      static_cast<size_t>(std::max(1, s.search.top_k)));
+    r.stats.offload_retried = !found_without;
+  }
+  if (s.search.baselines && !r.stats.cancelled) compare_with_upstream(s, budget, r);
+  r.stats.elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace hapmoe

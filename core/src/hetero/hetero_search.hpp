@@ -1,0 +1,22 @@
+// `hapmoe plan` in "hetero" mode (FlagScale's heterogeneous Megatron): a process mesh per node
+// group (TP, EP, ETP, DP, PP per mesh; CP 1, as FlagScale requires), the order of the groups
+// along the pipeline, the micro-batch size of mesh 0, and per stage the layer count and full
+// recompute on or off, chosen exactly by hetero_split.hpp's DP. Entries (group order, mesh per
+// group, micro-batch) pass check_hetero_plan_rules, are sorted by a lower bound valid for every
+// split and recompute choice, and are split until the bound reaches the k-th best plan or the
+// SearchBudget is spent. The result also holds the best upstream ("megatron" mode) plan and the
+// gain over it.
+#pragma once
+
+#include "hetero/hetero_space.hpp"
+#include "hapmoe/search.hpp"
+
+namespace hapmoe {
+
+// Stable identity of a hetero plan (stage meshes included).
+std::string hetero_plan_key(const PlanSpec& p);
+
+Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& control = {},
+                                     const SearchBudget& budget = {});
+
+}  // namespace hapmoe

@@ -1,0 +1,113 @@
+#include "hetero/hetero_space.hpp"
+
+#include <algorithm>
+
+#include "hapmoe/hetero_plan.hpp"
+#include "evaluate/rules.hpp"
+
+namespace hapmoe {
+
+namespace {
+
+std::vector<int> powers_of_two_dividing(int n) {
+  std::vector<int> out;
+  for (int x = 1; x <= n; x *= 2) {
+    if (n % x == 0) out.push_back(x);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool search_allows(const std::vector<int>& list, int value) {
+  return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+}
+
+std::vector<int> search_values_or(const std::vector<int>& list, std::vector<int> fallback) {
+  return list.empty() ? fallback : list;
+}
+
+std::vector<HeteroShape> hetero_group_shapes(const Scenario& s, int group) {
+  const SearchSpec& sp = s.search;
+  const NodeGroup& g = s.cluster.groups[group];
+  const long long gpus = g.gpus();
+  const std::vector<int> eps = search_values_or(
+      sp.ep, s.model.is_moe() ? powers_of_two_dividing(s.model.num_experts) : std::vector<int>{1});
+  std::vector<HeteroShape> out;
+  for (int tp : search_values_or(sp.tp, powers_of_two_dividing(g.gpus_per_node))) {
+    if (gpus % tp != 0) continue;
+    for (long long pp = 1; pp <= gpus / tp && pp <= s.model.num_layers; ++pp) {
+      if ((gpus / tp) % pp != 0) continue;
+      const long long dp = gpus / tp / pp;
+      const std::vector<int> etps =
+          tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
+      for (int ep : eps) {
+        for (int etp : search_values_or(sp.etp, etps)) {
+          Mesh m;
+          m.tp = tp;
+          m.dp = static_cast<int>(dp);
+          m.pp = static_cast<int>(pp);
+          m.ep = ep;
+          m.etp = etp;
+          m.sequence_parallel = tp > 1;
+          if (check_shape_rules(s, m) || check_group_rules(s, m, group)) continue;
+          out.push_back({tp, ep, etp, static_cast<int>(dp), static_cast<int>(pp)});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+bool hetero_group_orders(const Scenario& s, size_t max_orders, std::vector<std::vector<int>>& out) {
+  const auto& groups = s.cluster.groups;
+  const int n = static_cast<int>(groups.size());
+  std::vector<std::string> type(n);
+  for (int g = 0; g < n; ++g) type[g] = device_type_of(groups[g].gpu);
+  auto extends = [&](const std::vector<int>& prefix, int g) {
+    std::vector<bool> used(n, false);
+    for (int x : prefix) used[x] = true;
+    if (used[g]) return false;
+    for (int h = 0; h < g; ++h) {
+      if (!used[h] && groups[h] == groups[g]) return false;  // its identical twin h comes first
+    }
+    if (prefix.empty() || type[prefix.back()] == type[g]) return true;
+    for (int x : prefix) {
+      if (type[x] == type[g]) return false;  // this type's meshes would not be adjacent
+    }
+    return true;
+  };
+  std::vector<std::vector<int>> level = {{}};
+  while (!level.empty()) {
+    std::vector<std::vector<int>> next;
+    for (const auto& prefix : level) {
+      for (int g = 0; g < n; ++g) {
+        if (!extends(prefix, g)) continue;
+        if (out.size() >= max_orders) return false;
+        next.push_back(prefix);
+        next.back().push_back(g);
+        out.push_back(next.back());
+      }
+    }
+    level = std::move(next);
+  }
+  return true;
+}
+
+std::vector<std::vector<Recompute>> hetero_recompute_sets(const Scenario& s) {
+  const std::vector<Recompute> all =
+      s.search.recompute.empty()
+          ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
+          : s.search.recompute;
+  std::vector<Recompute> per_stage;
+  for (Recompute r : {Recompute::kNone, Recompute::kFull}) {
+    if (std::find(all.begin(), all.end(), r) != all.end()) per_stage.push_back(r);
+  }
+  std::vector<std::vector<Recompute>> sets;
+  if (!per_stage.empty()) sets.push_back(per_stage);
+  if (std::find(all.begin(), all.end(), Recompute::kSelective) != all.end())
+    sets.push_back({Recompute::kSelective});
+  return sets;
+}
+
+}  // namespace hapmoe

@@ -1,0 +1,116 @@
+#include "hapmoe/result_io.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "emit/flagscale_emit.hpp"
+#include "hapmoe/hetero_plan.hpp"
+#include "emit/megatron_emit.hpp"
+#include "hapmoe/scenario_io.hpp"
+
+namespace hapmoe {
+
+using nlohmann::json;
+
+double round_sig(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return std::strtod(buf, nullptr);
+}
+
+namespace {
+json rounded(const std::vector<double>& v) {
+  json a = json::array();
+  for (double x : v) a.push_back(round_sig(x));
+  return a;
+}
+
+// Profile-calibrated terms (present only when some term came from the scenario's profile).
+void add_measured(const StageCost& c, json* j) {
+  if (c.measured_terms) (*j)["measured"] = measured_term_names(c.measured_terms);
+  if (c.extrapolated_terms) (*j)["extrapolated"] = measured_term_names(c.extrapolated_terms);
+}
+
+json stage_breakdown(const PlanSpec& p, size_t i, const StageCost& c,
+                     long long m) {
+  const double mb = static_cast<double>(m);
+  json j = {{"stage", i},
+          {"gpu", p.stages[i].gpu},
+          {"group", p.stages[i].group},
+          {"layers", p.stages[i].layers},
+          {"forward_s", round_sig(c.forward_s)},
+          {"backward_s", round_sig(c.backward_s)},
+          {"tp_comm_s", round_sig(c.tp_s * mb)},
+          {"cp_comm_s", round_sig(c.cp_s * mb)},
+          {"ep_comm_s", round_sig(c.ep_s * mb)},
+          {"pp_comm_s", round_sig(c.pp_s * mb)},
+          {"dp_comm_s", round_sig(c.dp_s)},
+          {"optimizer_s", round_sig(c.optimizer_s)},
+          {"per_microbatch_s", round_sig(c.per_microbatch_s())},
+          {"in_flight_microbatches", round_sig(c.in_flight)},
+          {"weights_gib", round_sig(c.weights.weights_bytes / kGiB)},
+          {"gradients_gib", round_sig(c.weights.gradients_bytes / kGiB)},
+          {"optimizer_state_gib", round_sig(c.weights.optimizer_bytes / kGiB)},
+          {"activations_gib", round_sig(c.activations_bytes / kGiB)},
+          {"reserved_gib", round_sig(c.reserved_bytes / kGiB)},
+          {"peak_memory_gib", round_sig(c.peak_bytes() / kGiB)},
+          {"memory_capacity_gib", round_sig(c.capacity_bytes / kGiB)},
+          {"fits_memory", c.fits()}};
+  add_measured(c, &j);
+  return j;
+}
+}  // namespace
+
+json metrics_to_json(const PlanMetrics& m) {
+  const double err = m.iteration_time_error_fraction;
+  return {{"iteration_time_s", round_sig(m.iteration_time_s)},
+          {"iteration_time_error_fraction", err},
+          {"iteration_time_range_s",
+           json::array({round_sig(m.iteration_time_s * (1 - err)), round_sig(m.iteration_time_s * (1 + err))})},
+          {"iteration_time_error_calibrated", m.error_calibrated},
+          {"tokens_per_s", round_sig(m.tokens_per_s)},
+          {"tokens_per_s_per_gpu", round_sig(m.tokens_per_s_per_gpu)},
+          {"tflops_per_gpu", round_sig(m.tflops_per_gpu)},
+          {"mfu", round_sig(m.mfu)},
+          {"bubble_fraction", round_sig(m.bubble_fraction)},
+          {"gpus_used", m.gpus_used},
+          {"gpus_idle", m.gpus_idle},
+          {"num_microbatches", m.num_microbatches},
+          {"peak_memory_gib", rounded(m.peak_memory_gib)},
+          {"memory_capacity_gib", rounded(m.memory_capacity_gib)},
+          {"fits_memory", m.fits_memory}};
+}
+
+json evaluation_to_json(const Scenario& s, const PlanEvaluation& ev) {
+  json stages = json::array();
+  for (size_t i = 0; i < ev.stages.size(); ++i) {
+    stages.push_back(stage_breakdown(ev.plan, i, ev.stages[i], ev.metrics.num_microbatches));
+  }
+  json out = {{"plan", plan_to_json(ev.plan)},
+              {"metrics", metrics_to_json(ev.metrics)},
+              {"breakdown", {{"stages", stages},
+                             {"pipeline_s", round_sig(ev.time.pipeline_s)},
+                             {"tail_s", round_sig(ev.time.tail_s)}}}};
+  if (has_stage_meshes(ev.plan)) {  // "hetero" mode: FlagScale's config instead of upstream flags
+    const FlagscaleConfig fs = flagscale_config(s, ev.plan);
+    out["flagscale"] = {{"yaml", fs.yaml}, {"experiment_yaml", fs.experiment_yaml}, {"hostfile", fs.hostfile}};
+    out["warnings"] = fs.warnings;
+    return out;
+  }
+  const MegatronCommand cmd = megatron_command(s, ev.plan);
+  out["megatron"] = {{"args", cmd.args}, {"env", cmd.env}, {"launch", cmd.launch},
+                     {"hostfile", cmd.hostfile}, {"layout", pipeline_layout(s.model, ev.plan)}};
+  return out;
+}
+
+json error_result(const Error& e) {
+  return {{"format", kResultFormat},
+          {"ok", false},
+          {"error", {{"code", e.code}, {"message", e.message}, {"field", e.field}}}};
+}
+
+json evaluate_result(const Scenario& s, const PlanEvaluation& ev) {
+  return {{"format", kResultFormat}, {"ok", true}, {"plans", json::array({evaluation_to_json(s, ev)})}};
+}
+
+}  // namespace hapmoe

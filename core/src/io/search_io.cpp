@@ -1,0 +1,61 @@
+// Result JSON of a search (kept apart from the search loops, which build without exception
+// support in wasm).
+#include <cstdio>
+
+#include "search/baselines.hpp"
+#include "hapmoe/result_io.hpp"
+#include "evaluate/rules.hpp"
+
+namespace hapmoe {
+
+using nlohmann::json;
+
+json search_result_to_json(const Scenario& s, const SearchResult& r, bool include_timing) {
+  json plans = json::array();
+  for (const auto& ev : r.plans) plans.push_back(evaluation_to_json(s, ev));
+  json baselines = json::object();
+  auto baseline = [&](const std::optional<Baseline>& b) -> json {
+    if (!b) return nullptr;
+    json j = evaluation_to_json(s, b->evaluation);
+    j["speedup"] = round_sig(b->speedup);
+    return j;
+  };
+  baselines["megatron_default"] = baseline(r.megatron_default);
+  baselines["uniform"] = baseline(r.uniform);
+  if (r.upstream) baselines["upstream"] = baseline(r.upstream);
+  if (r.megatron_default) baselines["megatron_default"]["rule"] = kMegatronDefaultRule;
+  if (r.uniform) baselines["uniform"]["rule"] = kUniformRule;
+  json pruned = json::object();
+  for (const auto& [k, v] : r.stats.pruned) pruned[k] = v;
+  json stats = {{"candidates", r.stats.candidates}, {"evaluated", r.stats.evaluated},
+                {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"cancelled", r.stats.cancelled}};
+  if (r.stats.budget_reached) stats["budget_reached"] = true;
+  json notes = json::array();
+  if (r.stats.budget_reached) {
+    notes.push_back("search budget reached: these are the best plans found so far, not proven optimal");
+  }
+  if (r.upstream) {
+    char gain[160];
+    std::snprintf(gain, sizeof gain, "hetero mode gains %.3gx over the best upstream (megatron mode) plan: %.4g s vs %.4g s per iteration",
+                  r.upstream->speedup, r.plans.front().metrics.iteration_time_s,
+                  r.upstream->evaluation.metrics.iteration_time_s);
+    notes.push_back(gain);
+    stats["hetero_gain_over_upstream"] = round_sig(r.upstream->speedup);
+  }
+  if (r.stats.cancelled) notes.push_back("search cancelled: these are the best plans found before it stopped");
+  if (r.stats.offload_retried) {
+    notes.push_back("no plan fits without optimizer CPU offload: searched again with offload fractions 0.5 and 1");
+  }
+  if (const std::string v = mixed_vendor_note(s); !v.empty()) notes.push_back(v);
+  if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);
+  json out = {{"format", kResultFormat}, {"ok", true}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
+  if (!notes.empty()) out["notes"] = notes;
+  if (r.diagnosis) {
+    out["diagnosis"] = {{"message", r.diagnosis->message},
+                        {"shortfall_gib", round_sig(r.diagnosis->shortfall_gib)},
+                        {"suggestions", r.diagnosis->suggestions}};
+  }
+  return out;
+}
+
+}  // namespace hapmoe

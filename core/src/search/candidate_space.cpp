@@ -1,0 +1,257 @@
+#include "search/candidate_space.hpp"
+
+#include "spec/recompute.hpp"
+#include "evaluate/rules.hpp"
+
+namespace hapmoe {
+
+namespace {
+
+std::vector<int> powers_of_two_up_to(int limit) {
+  std::vector<int> v;
+  for (int x = 1; x <= limit; x *= 2) v.push_back(x);
+  return v;
+}
+
+std::vector<int> or_default(const std::vector<int>& given, std::vector<int> fallback) {
+  return given.empty() ? fallback : given;
+}
+
+// Default CP sizes: 1, and 2, 4, 8 while each CP rank keeps >= 2048 tokens of the sequence.
+std::vector<int> default_cps(int seq_length) {
+  std::vector<int> v{1};
+  for (int x = 2; x <= 8; x *= 2) {
+    if (seq_length / x >= 2048) v.push_back(x);
+  }
+  return v;
+}
+
+// Default EP sizes: the powers of two that divide num_experts.
+std::vector<int> default_eps(const ModelSpec& m) {
+  std::vector<int> v{1};
+  for (int x = 2; x <= m.num_experts; x *= 2) {
+    if (m.num_experts % x == 0) v.push_back(x);
+  }
+  return v;
+}
+
+}  // namespace
+
+CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
+  const RuleNamesOnly names;  // rejections are counted by rule name
+  RuleTally cuts;  // group and shape rejections (the page's first plan checks 12,000 combinations)
+  const ClusterSpec& c = s.cluster;
+  const SearchSpec& sp = s.search;
+  const int num_groups = static_cast<int>(c.groups.size());
+  // Classes of identical groups (complete effective spec and shape, never the preset id).
+  class_of_.assign(num_groups, -1);
+  for (int g = 0; g < num_groups; ++g) {
+    if (class_of_[g] >= 0) continue;
+    class_of_[g] = static_cast<int>(class_groups_.size());
+    class_groups_.push_back({g});
+    for (int h = g + 1; h < num_groups; ++h) {
+      if (class_of_[h] < 0 && c.groups[h] == c.groups[g]) {
+        class_of_[h] = class_of_[g];
+        class_groups_.back().push_back(h);
+      }
+    }
+  }
+  long long max_gpn = 0, max_group = 0;
+  for (const auto& g : c.groups) {
+    max_gpn = std::max<long long>(max_gpn, g.gpus_per_node);
+    max_group = std::max<long long>(max_group, g.gpus());
+  }
+  const std::vector<int> tps = or_default(sp.tp, powers_of_two_up_to(static_cast<int>(std::min<long long>(max_gpn, 64))));
+  const std::vector<int> cps = or_default(sp.cp, default_cps(s.training.seq_length));
+  const std::vector<int> eps = or_default(sp.ep, default_eps(s.model));
+  const std::vector<int> mbss = or_default(sp.micro_batch_size, {1, 2});
+  const std::vector<int> vpps = or_default(sp.vpp, {1, 2, 4});
+  const std::vector<Recompute> rcs = sp.recompute.empty() ? default_recompute_choices(s.model) : sp.recompute;
+  // EP overlap: the listed values, or (unset) on wherever Megatron allows it: it only hides time.
+  const bool overlap_auto = sp.ep_comm_overlap.empty();
+  const std::vector<bool> overlaps = overlap_auto ? std::vector<bool>{true} : sp.ep_comm_overlap;
+  // Offload: the listed fractions, or (unset) none; search_plans retries with
+  // kOffloadFallbackFractions when nothing fits without.
+  const std::vector<double> offloads =
+      sp.optimizer_offload_fraction.empty() ? std::vector<double>{0} : sp.optimizer_offload_fraction;
+  for (int tp : tps) {
+    for (int cp : cps) {
+      for (long long dp = 1; static_cast<long long>(tp) * cp * dp <= max_group; ++dp) {
+        if (s.training.global_batch_size % dp != 0) continue;  // no micro-batch size can divide it
+        Mesh base;
+        base.tp = tp;
+        base.cp = cp;
+        base.dp = static_cast<int>(dp);
+        base.pp = 0;
+        base.sequence_parallel = tp > 1;
+        const long long stage = base.stage_gpus();
+        std::vector<int> stages(num_groups, 0);
+        bool any = false;
+        for (int g = 0; g < num_groups; ++g) {
+          if (c.groups[g].gpus() < stage) continue;
+          if (auto v = check_group_rules(s, base, g)) {
+            cuts.count(v->rule);
+            continue;
+          }
+          stages[g] = static_cast<int>(c.groups[g].gpus() / stage);
+          any = true;
+        }
+        if (!any) continue;
+        const std::vector<int> etps_default = tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
+        // One shape per base, its mesh fields set below for each combination (all of them are).
+        stage_counts_.push_back(std::make_unique<const std::vector<int>>(std::move(stages)));
+        MeshShape shape;
+        shape.mesh = base;
+        shape.stages_ = stage_counts_.back().get();
+        // The shape rules read neither vpp nor pp: a verdict found for the first vpp is reused
+        // for the others (key: recompute, overlap and offload indices; the value: the first
+        // violated rule's name, empty when the mesh passes).
+        std::vector<std::pair<size_t, std::string_view>> verdicts;
+        auto shape_rule = [&](size_t key, const Mesh& m) {
+          for (const auto& [k, rule] : verdicts) {
+            if (k == key) return rule;
+          }
+          const RuleResult v = check_shape_rules(s, m);
+          const std::string_view rule = v ? v->rule : std::string_view();
+          verdicts.push_back({key, rule});
+          return rule;
+        };
+        for (int ep : eps) {
+          for (int etp : or_default(sp.etp, etps_default)) {
+            for (int mbs : mbss) {
+              verdicts.clear();
+              for (int vpp : vpps) {
+                for (size_t ri = 0; ri < rcs.size(); ++ri) {
+                  for (bool overlap : overlaps) {
+                    shape.mesh.ep = ep;
+                    shape.mesh.etp = etp;
+                    shape.mesh.micro_batch_size = mbs;
+                    shape.mesh.vpp = vpp;
+                    shape.mesh.recompute = rcs[ri];
+                    shape.mesh.ep_comm_overlap = overlap;
+                    shape.mesh.optimizer_offload_fraction = base.optimizer_offload_fraction;  // as a fresh shape
+                    const size_t key = (ri * 2 + (overlap ? 1 : 0)) * (offloads.size() + 1);
+                    if (overlap_auto) {
+                      shape.ep_overlap_auto = true;
+                      shape.mesh.ep_comm_overlap = shape_rule(key + offloads.size(), shape.mesh).empty();
+                    }
+                    const size_t checked = (ri * 2 + (shape.mesh.ep_comm_overlap ? 1 : 0)) * (offloads.size() + 1);
+                    for (size_t fi = 0; fi < offloads.size(); ++fi) {
+                      shape.mesh.optimizer_offload_fraction = offloads[fi];
+                      if (const std::string_view rule = shape_rule(checked + fi, shape.mesh); !rule.empty()) {
+                        cuts.count(rule);
+                        continue;
+                      }
+                      shapes_.push_back(shape);
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  cuts.add_to(pruned);
+}
+
+bool CandidateSpace::next_set(const MeshShape& shape, std::vector<int>& counts) const {
+  // Odometer over counts[c] in [0, eligible groups of class c]; skips the empty set.
+  for (size_t c = 0; c < counts.size(); ++c) {
+    const int eligible = shape.stages_per_group()[class_groups_[c].front()] > 0
+                             ? static_cast<int>(class_groups_[c].size())
+                             : 0;
+    if (counts[c] < eligible) {
+      ++counts[c];
+      return true;
+    }
+    counts[c] = 0;
+  }
+  return false;
+}
+
+bool CandidateSpace::walk_sets(const MeshShape& shape, bool from_start) const {
+  walk_items_.clear();
+  walk_groups_.clear();
+  walk_whole_ = false;
+  const std::vector<int>& allowed_pp = s_.search.pp;
+  const int fixed_pp = static_cast<int>(s_.search.layer_split.size());
+  std::vector<int>& groups = walk_set_.groups;
+  while (walk_items_.size() < kSetChunk) {
+    if (!next_set(shape, walk_counts_)) {
+      if (from_start) {
+        walk_key_ = shape.stages_per_group();
+        walk_whole_ = true;
+      }
+      return true;
+    }
+    groups.clear();
+    long long pp = 0;
+    for (size_t c = 0; c < walk_counts_.size(); ++c) {
+      int taken = 0;
+      for (int g : class_groups_[c]) {
+        if (taken == walk_counts_[c]) break;
+        if (shape.stages_per_group()[g] == 0) continue;
+        groups.push_back(g);
+        pp += shape.stages_per_group()[g];
+        ++taken;
+      }
+    }
+    int verdict = -1;
+    const bool pp_allowed = allowed_pp.empty() || std::find(allowed_pp.begin(), allowed_pp.end(), pp) != allowed_pp.end();
+    if (pp <= s_.model.num_layers && pp_allowed && (fixed_pp == 0 || pp == fixed_pp)) {
+      std::sort(groups.begin(), groups.end());
+      verdict = group_set_rule(groups);
+    }
+    walk_items_.push_back({verdict, static_cast<uint32_t>(walk_groups_.size()), static_cast<uint32_t>(groups.size())});
+    walk_groups_.insert(walk_groups_.end(), groups.begin(), groups.end());
+  }
+  return false;
+}
+
+int CandidateSpace::group_set_rule(const std::vector<int>& groups) const {
+  auto check = [&] {
+    const RuleNamesOnly names;  // counted by name
+    const RuleResult v = check_group_set_rules(s_, groups);
+    if (!v) return 0;
+    auto name = std::find(set_rule_names_.begin(), set_rule_names_.end(), v->rule);
+    if (name == set_rule_names_.end()) name = set_rule_names_.insert(name, std::string(v->rule));
+    return static_cast<int>(name - set_rule_names_.begin());
+  };
+  if (s_.cluster.groups.size() > 64) return check();
+  uint64_t mask = 0;
+  for (int g : groups) mask |= uint64_t{1} << g;
+  if (s_.cluster.groups.size() <= 16) {
+    if (set_rule_flat_.empty()) set_rule_flat_.assign(size_t{1} << s_.cluster.groups.size(), -1);
+    int& known = set_rule_flat_[mask];
+    if (known < 0) known = check();
+    return known;
+  }
+  auto it = set_rules_.find(mask);
+  if (it == set_rules_.end()) it = set_rules_.emplace(mask, check()).first;
+  return it->second;
+}
+
+Mesh CandidateSpace::mesh_for(const MeshShape& shape, const GroupSet& set) const {
+  Mesh m = shape.mesh;
+  m.pp = 0;
+  for (int g : set.groups) m.pp += shape.stages_per_group()[g];
+  if (shape.ep_overlap_auto) {
+    const RuleNamesOnly names;
+    if (rule_ep_overlap_vpp(s_, m)) m.ep_comm_overlap = false;  // not allowed at this pp
+  }
+  return m;
+}
+
+bool CandidateSpace::complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string_view* rule) const {
+  *out = mesh_for(shape, set);
+  const RuleNamesOnly names;  // only the rule's name is returned
+  if (auto v = check_pipeline_rules(s_, *out)) {
+    *rule = v->rule;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace hapmoe

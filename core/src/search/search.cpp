@@ -1,0 +1,740 @@
+// Search driver: (mesh shape, group set) entries sorted by a lower bound that holds for every
+// order and split; for each entry below the k-th best plan so far, a tighter bottleneck bound,
+// then every distinct stage order with the exact layer-split DP against that incumbent.
+#include "hapmoe/search.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include "search/baselines.hpp"
+#include "search/candidate_cost.hpp"
+#include "search/candidate_space.hpp"
+#include "search/diagnosis.hpp"
+#include "hetero/hetero_search.hpp"
+#include "search/layer_split_dp.hpp"
+#include "evaluate/rules.hpp"
+#include "spec/stable_map.hpp"
+
+namespace hapmoe {
+
+std::string plan_key(const PlanSpec& p) {
+  std::string k;
+  for (int v : {p.tp, p.cp, p.pp, p.dp, p.ep, p.etp, p.vpp, p.micro_batch_size}) k += std::to_string(v) + ",";
+  k += to_string(p.stages.empty() ? Recompute::kNone : p.stages[0].recompute);
+  k += p.ep_comm_overlap ? ",o" : ",-";
+  k += "," + std::to_string(p.optimizer_offload_fraction);
+  for (const auto& st : p.stages) k += "|" + std::to_string(st.group) + ":" + std::to_string(st.layers);
+  return k;
+}
+
+namespace {
+
+struct Ranked {
+  double objective;
+  std::string key;
+  PlanEvaluation ev;
+};
+
+bool better(const Ranked& a, const Ranked& b) {
+  return a.objective < b.objective || (a.objective == b.objective && a.key < b.key);
+}
+
+std::optional<Error> check_request(const Scenario& s) {
+  if (!s.search.layer_split.empty()) {
+    long long sum = 0;
+    for (int x : s.search.layer_split) sum += x;
+    if (sum != s.model.num_layers) {
+      return Error{"bad_value", "layer_split adds up to " + std::to_string(sum) + ", the model has " +
+                                    std::to_string(s.model.num_layers) + " layers",
+                   "search.layer_split"};
+    }
+  }
+  return std::nullopt;
+}
+
+// Per-layer times and parameter totals of each stage cost model, computed once.
+class LayerTimesCache {
+ public:
+  LayerTimesCache(int num_layers) : num_layers_(num_layers) {}
+  const GroupLayerTimes& get(const StageCostModel* m) {
+    return times_.get(m, [&] {
+      GroupLayerTimes t = group_layer_times(*m, num_layers_);
+      // Equal per-layer kind lists share one pointer (the first model's; the models outlive this
+      // cache), so that cheapest_layers_sum_s, called for every group set, compares pointers.
+      if (t.kind_of) {
+        const auto same = std::find_if(kinds_.begin(), kinds_.end(), [&](const auto* k) { return *k == *t.kind_of; });
+        if (same != kinds_.end()) t.kind_of = *same;
+        else kinds_.push_back(t.kind_of);
+      }
+      return t;
+    });
+  }
+
+ private:
+  std::vector<const std::vector<unsigned char>*> kinds_;  // the distinct kind lists seen
+  int num_layers_;
+  StableMap<const StageCostModel*, GroupLayerTimes, std::hash<const StageCostModel*>> times_;
+};
+
+// What every part of one search shares.
+struct SearchContext {
+  const Scenario& s;
+  const CandidateSpace& space;
+  StageModelCache& cache;
+  LayerTimesCache& times;
+  const SearchBudget& budget;
+  SearchStats& st;
+};
+
+// Builds the (bound, shape, set) entries, read in bound order: every group set of every shape
+// that passes the pipeline rules and the static memory bound.
+struct EntryBuilder : SearchContext {
+  explicit EntryBuilder(const SearchContext& c) : SearchContext(c) {}
+
+  std::vector<GroupSet> sets;
+  SortedEntries entries;  // filled by build()
+  double min_shortfall = -1;
+  std::unordered_map<std::vector<int>, int, IntsHash> set_ids;
+
+  std::vector<int> set_ids_flat;  // the same, indexed by the group bit mask (< 17 groups; -1 = none yet)
+
+  int set_id(const GroupSet& g) {
+    if (s.cluster.groups.size() <= 16) {
+      uint64_t mask = 0;
+      for (int x : g.groups) mask |= uint64_t{1} << x;
+      if (set_ids_flat.empty()) set_ids_flat.assign(size_t{1} << s.cluster.groups.size(), -1);
+      int& id = set_ids_flat[mask];
+      if (id < 0) {
+        id = static_cast<int>(sets.size());
+        sets.push_back(g);
+      }
+      return id;
+    }
+    auto it = set_ids.find(g.groups);  // look up before building a node for the key
+    if (it != set_ids.end()) return it->second;
+    it = set_ids.emplace(g.groups, static_cast<int>(sets.size())).first;
+    sets.push_back(g);
+    return it->second;
+  }
+
+  // Kept out of line (as is add()): inlined, the driver was one 22 KB wasm function whose
+  // optimizing compile took 100-200 ms of CPU in the browser while the page's first plan ran.
+  [[gnu::noinline]] void build() {
+    for (size_t i = 0; i < space.shapes().size() && !st.budget_reached; ++i) {
+      const MeshShape& shape = space.shapes()[i];
+      count_rules();
+      shape_times.assign(2 * shape.stages_per_group().size(), nullptr);
+      shape_need_known = false;
+      space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &cuts_);
+    }
+    count_rules();
+    cuts_.add_to(&st.pruned);
+    if (memory_bound > 0) st.pruned["memory_bound"] += memory_bound;
+    entries.assign(std::move(built_));
+  }
+
+ private:
+  struct PipelineRule {
+    int pp;
+    std::string_view rule;  // "" = passes
+    long long cut;          // sets cut by it in this shape
+    Mesh mesh;              // the shape's complete mesh at this pp
+  };
+  std::vector<PipelineRule> rule_of_pp;             // the current shape's pipeline rules by pp
+  std::vector<const GroupLayerTimes*> shape_times;  // the current shape's layer times by (EP overlap, group)
+  double shape_need = 0;                            // its static_memory_need_bytes, once known
+  bool shape_need_known = false;
+  long long memory_bound = 0;                       // counted here, added to st.pruned once
+  std::vector<SearchEntry> built_;                  // entries as add() makes them
+  std::vector<const GroupLayerTimes*> tv;           // add() scratch
+  std::vector<int> stages;
+  // cheapest_layers_sum_s of a set's layer times, for every set. By kind, it depends on the
+  // times only through the kinds' least times (the fastest group's, mostly), so it is kept by
+  // those: direct mapped, so its memory stays fixed.
+  struct SumSlot {
+    const std::vector<unsigned char>* kind_of = nullptr;  // null: unused
+    size_t kinds = 0;
+    double least[kMaxLayerKinds];
+    double sum = 0;
+  };
+  static constexpr size_t kSumSlots = 1024;
+  std::vector<SumSlot> sum_slots_;
+
+  double cheapest_sum(const std::vector<const GroupLayerTimes*>& times) {
+    double least[kMaxLayerKinds];
+    size_t kinds = 0;
+    if (!cheapest_kind_times(times, s.model.num_layers, least, &kinds)) {
+      return cheapest_layers_sum_s(times, s.model.num_layers);
+    }
+    const std::vector<unsigned char>* kind_of = times.front()->kind_of;
+    if (sum_slots_.empty()) sum_slots_.resize(kSumSlots);
+    Fnv1a f;
+    f.add(reinterpret_cast<uintptr_t>(kind_of));
+    for (size_t k = 0; k < kinds; ++k) {
+      uint64_t bits;
+      std::memcpy(&bits, &least[k], sizeof bits);
+      f.add(bits);
+    }
+    const uint64_t h = f.value();
+    SumSlot& slot = sum_slots_[(h ^ (h >> 29)) % kSumSlots];
+    // Exactly the same least times (bit for bit, as the hash), so the same sum.
+    if (slot.kind_of != kind_of || slot.kinds != kinds || std::memcmp(slot.least, least, kinds * sizeof(double)) != 0) {
+      slot.kind_of = kind_of;
+      slot.kinds = kinds;
+      std::memcpy(slot.least, least, kinds * sizeof(double));
+      slot.sum = kind_times_sum_s(*kind_of, least);
+    }
+    return slot.sum;
+  }
+
+  RuleTally cuts_;  // sets cut by the set and pipeline rules, added to st.pruned once
+
+  void count_rules() {
+    for (const PipelineRule& r : rule_of_pp) {
+      if (r.cut > 0) cuts_.count(r.rule, r.cut);
+    }
+    rule_of_pp.clear();
+  }
+
+  // The entry of one group set of shape (number shape_index), unless a rule or the static memory
+  // bound cuts it; false once the entry budget is spent.
+  [[gnu::noinline]] bool add(int shape_index, const MeshShape& shape, const GroupSet& set) {
+    if (static_cast<long long>(built_.size()) >= budget.max_entries) {
+      st.budget_reached = true;
+      return false;
+    }
+    // The mesh and the pipeline rules depend on the set only through pp: made and checked once per pp.
+    int pp = 0;
+    for (int g : set.groups) pp += shape.stages_per_group()[g];
+    auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.pp == pp; });
+    if (known == rule_of_pp.end()) {
+      PipelineRule r{pp, {}, 0, {}};
+      space.complete_mesh(shape, set, &r.mesh, &r.rule);
+      known = rule_of_pp.insert(rule_of_pp.end(), r);
+    }
+    if (!known->rule.empty()) {
+      ++known->cut;
+      return true;
+    }
+    const Mesh& mesh = known->mesh;
+    ++st.candidates;
+    if (!shape_need_known) {  // the same for every set of the shape: pp and the EP overlap do not enter it
+      const auto [dense, expert] = cache.layer_params(mesh);
+      shape_need = static_memory_need_bytes(s, mesh, dense, expert);
+      shape_need_known = true;
+    }
+    const double shortfall = shape_need - static_memory_room_bytes(s, set.groups, shape.stages_per_group());
+    if (shortfall > 0) {
+      ++memory_bound;
+      if (min_shortfall < 0 || shortfall < min_shortfall) min_shortfall = shortfall;
+      return true;
+    }
+    tv.clear();
+    stages.clear();
+    // A group's stage model is the same for every set of the shape but for the EP overlap, which
+    // depends on pp (ep_overlap_auto): kept per group and overlap.
+    const size_t row = mesh.ep_comm_overlap ? shape.stages_per_group().size() : 0;
+    for (int g : set.groups) {
+      const GroupLayerTimes*& t = shape_times[row + g];
+      if (!t) t = &times.get(cache.get(mesh, g));
+      tv.push_back(t);
+      stages.push_back(shape.stages_per_group()[g]);
+    }
+    const double sum_c = cheapest_sum(tv);
+    const double bound = set_lower_bound_s(tv, stages, s.model.num_layers, num_microbatches(s.training, mesh), mesh.vpp,
+                                           true, nullptr, &sum_c);
+    built_.push_back({bound, shape_index, set_id(set)});
+    return true;
+  }
+};
+
+// Entries whose first-guess order is split before the full walk.
+constexpr size_t kFirstGuesses = 64;
+
+// The top-k plans found so far, best first.
+class TopK {
+ public:
+  // prune_above_s: plans at or above it are not wanted (a previous search's k-th best).
+  TopK(size_t k, double prune_above_s) : k_(k), prune_above_s_(prune_above_s) {}
+  double threshold() const { return best_.size() < k_ ? prune_above_s_ : best_.back().objective; }
+  void offer(Ranked r) {
+    best_.insert(std::upper_bound(best_.begin(), best_.end(), r, better), std::move(r));
+    if (best_.size() > k_) best_.pop_back();
+  }
+  std::vector<Ranked>& plans() { return best_; }
+
+ private:
+  size_t k_;
+  double prune_above_s_;
+  std::vector<Ranked> best_;
+};
+
+// Searches every stage order of one (mesh shape, group set) entry against the incumbent: a
+// position-aware bound per entry, per order prefix and per order; the layer-split DP pushed
+// stage by stage along a depth-first walk over orders, so a prefix is split once for all the
+// orders that start with it. A stage is pushed once its next link is known, i.e. when the block
+// after it is placed (or at the end of the pipeline).
+class EntrySearch {
+ public:
+  EntrySearch(const SearchContext& c, SplitCounters& counters, IncrementalSplit& dp, TopK& top,
+              std::function<void()> tick)
+      : c_(c), s_(c.s), st_(c.st), counters_(counters), dp_(dp), top_(top), tick_(std::move(tick)) {}
+
+  // Splits one order of the entry: the groups by descending free memory per stage (early
+  // stages keep more micro-batches in flight), then speed. Seeds the incumbent cheaply.
+  void run_first_guess(const MeshShape& shape, const GroupSet& set) {
+    if (begin(shape, set) && s_.search.layer_split.empty()) leaf(first_guess_order(shape));
+  }
+
+  // Adds the entries and orders its bounds cut to *pruned (counted by rule name here, not looked
+  // up by name in the stats' map at every cut).
+  void add_counts_to(PruneCounts* pruned) const { pruned_.add_to(pruned); }
+
+  // Explores the entry (skipping its first-guess order when that was split already); false when
+  // the budget ended the search.
+  bool run(const MeshShape& shape, const GroupSet& set, bool guessed) {
+    if (!begin(shape, set)) return !st_.budget_reached;
+    const std::vector<int>& fixed = s_.search.layer_split;
+    if (!fixed.empty() && *std::min_element(fixed.begin(), fixed.end()) < std::max(1, mesh_.vpp)) {
+      pruned_.count("stage_layers_at_least_vpp");
+      return true;
+    }
+    const std::vector<int> skip = guessed && fixed.empty() ? first_guess_order(shape) : std::vector<int>{};
+    depths_.clear();
+    c_.space.for_each_order(
+        shape, set, [&](const std::vector<int>& prefix, const std::vector<int>& rest) { return keep(prefix, rest); },
+        [&](const std::vector<int>&) { leave(); },
+        [&](const std::vector<int>& stage_groups) { return stage_groups == skip || leaf(stage_groups); });
+    return !st_.budget_reached;
+  }
+
+ private:
+  std::vector<int> first_guess_order(const MeshShape& shape) const {
+    std::vector<int> order = set_->groups;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      const GroupBoundTerms& x = *terms_[index_of(a)];
+      const GroupBoundTerms& y = *terms_[index_of(b)];
+      if (x.room_bytes != y.room_bytes) return x.room_bytes > y.room_bytes;
+      return x.times->min_layer_s < y.times->min_layer_s;
+    });
+    std::vector<int> stage_groups;
+    for (int g : order) stage_groups.insert(stage_groups.end(), shape.stages_per_group()[g], g);
+    return stage_groups;
+  }
+
+  // Mesh, bounds and DP of the entry; false when the entry's own bounds cut it.
+  bool begin(const MeshShape& shape, const GroupSet& set) {
+    if (set_ == &set && shape_ == &shape) return prepared_;  // run() after run_first_guess()
+    set_ = &set;
+    shape_ = &shape;
+    c_.space.complete_mesh(shape, set, &mesh_, &rule_);
+    m_ = num_microbatches(s_.training, mesh_);
+    prepared_ = prepare_bounds(shape);
+    if (prepared_) {
+      dp_.reset(mesh_, s_.model.num_layers, m_, cheapest_layer_times(models_, s_.model.num_layers),
+                cheapest_last_extra_s(models_));
+      memos_.reset(s_.model.num_layers);
+      later_.clear();  // positions_ changed
+      later_count_ = 0;
+    }
+    return prepared_;
+  }
+
+  // Cost models and bound terms of the set's groups; false when the entry's own bounds cut it.
+  bool prepare_bounds(const MeshShape& shape) {
+    models_.clear();
+    terms_.clear();
+    std::vector<const GroupLayerTimes*>& tv = set_times_;
+    std::vector<int>& stages = set_stages_;
+    std::vector<int>& caps = set_caps_;
+    tv.clear();
+    stages.clear();
+    caps.clear();
+    for (int g : set_->groups) {
+      const StageCostModel* model = c_.cache.get(mesh_, g);
+      models_.push_back(model);
+      tv.push_back(&c_.times.get(model));
+      stages.push_back(shape.stages_per_group()[g]);
+      terms_.push_back(&bound_terms(*model, *tv.back()));  // the cache keeps it in place
+      caps.push_back(terms_.back()->max_layers);
+    }
+    const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
+    const double threshold = top_.threshold();
+    if (set_bound >= 1e300) {
+      pruned_.count("stage_memory_bound");
+      return false;
+    }
+    if (set_bound >= threshold) {  // before building the position bound
+      pruned_.count(threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound");
+      return false;
+    }
+    if (positions_) {
+      positions_->reset(mesh_.pp, s_.model.num_layers, m_, mesh_.vpp, stages);  // terms_ refilled above
+    } else {
+      positions_.emplace(terms_, mesh_.pp, s_.model.num_layers, m_, mesh_.vpp, stages);
+    }
+    std::vector<int>& any = scratch_;
+    any.resize(terms_.size());
+    for (size_t i = 0; i < any.size(); ++i) any[i] = static_cast<int>(i);
+    options_.resize(mesh_.pp);
+    for (std::vector<int>& o : options_) o = any;  // keeps each position's buffer
+    // Against an incumbent, whether the position bound reaches it is one capacity evaluation
+    // (the bound's value needs a bisection); without one, only an infeasible entry is cut.
+    const bool cut = threshold < 1e300 ? positions_->reaches(options_, threshold, 0)
+                                       : positions_->lower_bound_s(options_, 0) >= 1e300;
+    if (cut) {
+      pruned_.count(threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound");
+      return false;
+    }
+    return true;
+  }
+
+  // group_bound_terms depends on the model, on how the mesh shards weights (dp x cp dense,
+  // expert_dp experts) and on the optimizer offload: computed once per such key.
+  const GroupBoundTerms& bound_terms(const StageCostModel& model, const GroupLayerTimes& times) {
+    const BoundKey key{&model, static_cast<long long>(mesh_.dp) * mesh_.cp, mesh_.expert_dp(),
+                       mesh_.optimizer_offload_fraction};
+    return bound_terms_.get(key, [&] { return group_bound_terms(s_, model, times, mesh_); });
+  }
+
+  int index_of(int g) const {
+    return static_cast<int>(std::lower_bound(set_->groups.begin(), set_->groups.end(), g) - set_->groups.begin());
+  }
+
+  // Every order that starts with `prefix` (its positions hold their groups, later positions any
+  // group still to place) reaches the incumbent.
+  bool prefix_reaches(const std::vector<int>& prefix, const std::vector<int>& rest) {
+    ++work_;
+    std::vector<int>& later = scratch_;
+    later.clear();
+    for (int g : rest) later.push_back(index_of(g));
+    for (size_t i = 0; i < options_.size(); ++i) {
+      if (i < prefix.size()) options_[i].assign(1, index_of(prefix[i]));
+      else options_[i] = later;
+    }
+    return positions_->reaches(options_, top_.threshold(), rest.empty() ? -1 : static_cast<int>(prefix.size()));
+  }
+
+  // Pushes the DP up to stage `end` (exclusive); false when no split survives. options_ holds
+  // the positions' possible groups (set by prefix_reaches for this prefix), which bound how many
+  // layers the later stages can hold.
+  bool push_until(const std::vector<int>& stage_groups, int end) {
+    std::vector<StageLinks>& links = links_;
+    stage_links(s_.cluster, mesh_.stage_gpus(), stage_groups, &links, &links_seen_);
+    while (dp_.depth() < end) {
+      const int i = dp_.depth();
+      const LaterStages& later = later_stages(i + 1);
+      const StageCostModel* model = models_[index_of(stage_groups[i])];
+      if (!dp_.push(*model, links[i], top_.threshold(), &counters_, later.layers_fit, &later.rest_floor,
+                    memos_.get(i, model, links[i]))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // What the positions from..pp-1 can hold under options_ (set for the current prefix): the most
+  // layers in memory, and the floor of their largest stage time by the layers placed before them.
+  // They depend on those positions' options only, which recur across the entry's prefixes (8
+  // types: 60,608 pushes, 14,429 distinct), so they are kept per entry by those options.
+  struct LaterStages {
+    long long layers_fit = 0;
+    std::vector<double> rest_floor;
+  };
+  const LaterStages& later_stages(int from) {
+    std::vector<int>& key = later_key_;  // from, then each position's options (runs of equal ones once)
+    key.assign(1, from);
+    for (int p = from; p < static_cast<int>(options_.size()); ++p) {
+      if (p > from && options_[p] == options_[p - 1]) {
+        key.push_back(-1);
+        continue;
+      }
+      key.push_back(-2 - static_cast<int>(options_[p].size()));
+      key.insert(key.end(), options_[p].begin(), options_[p].end());
+    }
+    if (later_count_ >= kMaxLaterStages) {  // memory stays bounded
+      later_.clear();
+      later_count_ = 0;
+    }
+    return later_.get(key, [&] {
+      ++later_count_;
+      LaterStages l;
+      l.layers_fit = positions_->layers_fit_from(options_, from);
+      positions_->least_time_for_layers(options_, from, &floor_);
+      l.rest_floor.resize(floor_.size());  // by the layers placed so far
+      for (size_t j = 0; j < floor_.size(); ++j) l.rest_floor[j] = floor_[floor_.size() - 1 - j];
+      return l;
+    });
+  }
+
+  bool over_budget() {
+    if (st_.evaluated + work_ / 4 >= c_.budget.max_orders || counters_.stage_costs >= c_.budget.max_stage_costs) {
+      st_.budget_reached = true;
+    }
+    return st_.budget_reached;
+  }
+
+  bool keep(const std::vector<int>& prefix, const std::vector<int>& rest) {
+    if (over_budget()) return false;
+    if (prefix_reaches(prefix, rest)) {
+      pruned_.count("order_bound");
+      return false;
+    }
+    depths_.push_back(dp_.depth());
+    if (s_.search.layer_split.empty() && !push_until(prefix, static_cast<int>(prefix.size()) - 1)) {
+      leave();
+      pruned_.count("order_split_bound");
+      return false;
+    }
+    return true;
+  }
+
+  void leave() {
+    while (dp_.depth() > depths_.back()) dp_.pop();
+    depths_.pop_back();
+  }
+
+  bool leaf(const std::vector<int>& stage_groups) {
+    if (over_budget()) return false;
+    if (++leaves_ % 256 == 0 && tick_) tick_();  // progress (and cancel) inside long walks
+    if (st_.cancelled) return false;
+    if (prefix_reaches(stage_groups, {})) {
+      pruned_.count("order_bound");
+      return true;
+    }
+    ++st_.evaluated;
+    const std::vector<int>& fixed = s_.search.layer_split;
+    std::optional<SplitResult> split;
+    if (!fixed.empty()) {
+      const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
+      const auto obj = split_objective(p, fixed, &counters_);
+      if (obj && *obj < top_.threshold()) split = SplitResult{fixed, *obj};
+    } else {
+      const int start_depth = dp_.depth();
+      if (push_until(stage_groups, mesh_.pp)) split = dp_.best(top_.threshold());
+      while (dp_.depth() > start_depth) dp_.pop();
+    }
+    if (split) {
+      const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
+      PlanSpec plan = plan_of(mesh_, s_.cluster, stage_groups, split->layers);
+      top_.offer(Ranked{split->objective_s, plan_key(plan), evaluate_split_problem(s_, p, plan)});
+    }
+    return true;
+  }
+
+  const SearchContext& c_;
+  const Scenario& s_;  // c_.s and c_.st, used on most lines
+  SearchStats& st_;
+  SplitCounters& counters_;
+  IncrementalSplit& dp_;
+  TopK& top_;
+  std::function<void()> tick_;
+  RuleTally pruned_;
+  long long leaves_ = 0;
+  const GroupSet* set_ = nullptr;
+  const MeshShape* shape_ = nullptr;
+  bool prepared_ = false;
+  Mesh mesh_;
+  std::string_view rule_;
+  long long m_ = 1;
+  long long work_ = 0;  // bound evaluations over orders (4 count as one searched order)
+  std::vector<const StageCostModel*> models_;  // per set group
+  std::vector<const GroupBoundTerms*> terms_;  // per set group, in bound_terms_
+  // prepare_bounds() scratch, per set group: layer times, stages, most layers in memory.
+  std::vector<const GroupLayerTimes*> set_times_;
+  std::vector<int> set_stages_, set_caps_;
+  std::vector<int> scratch_;  // prepare_bounds() and prefix_reaches() scratch
+  struct BoundKey {
+    const StageCostModel* model;
+    long long dense_shards, expert_shards;
+    double offload;
+    bool operator==(const BoundKey& o) const {
+      return model == o.model && dense_shards == o.dense_shards && expert_shards == o.expert_shards &&
+             offload == o.offload;
+    }
+  };
+  struct BoundKeyHash {
+    size_t operator()(const BoundKey& k) const {
+      return std::hash<const void*>()(k.model) ^ (static_cast<size_t>(k.dense_shards) * 1000003u) ^
+             (static_cast<size_t>(k.expert_shards) * 998244353u) ^ std::hash<double>()(k.offload);
+    }
+  };
+  StableMap<BoundKey, GroupBoundTerms, BoundKeyHash> bound_terms_;
+  std::optional<PositionBound> positions_;
+  PositionBound::Options options_;
+  std::vector<int> depths_;
+  std::vector<double> floor_;               // later_stages() scratch
+  static constexpr size_t kMaxLaterStages = size_t{1} << 14;
+  StableMap<std::vector<int>, LaterStages, IntsHash> later_;  // the entry's, by later_key_
+  size_t later_count_ = 0;
+  std::vector<int> later_key_;
+  StageCostMemos memos_;                    // the entry's stage costs, shared by its orders
+  std::vector<StageLinks> links_;           // push_until() scratch
+  std::vector<long long> links_seen_;
+};
+
+// The plans found become the result; baselines and diagnosis beside them.
+void finish_result(const Scenario& s, const EntryBuilder& builder, const CandidateSpace& space, StageModelCache& cache,
+                   const SplitCounters& counters, TopK& top, SearchResult& r) {
+  SearchStats& st = r.stats;
+  st.stage_costs = counters.stage_costs;
+  st.pruned["stage_memory"] += counters.memory;
+  st.pruned["lower_bound"] += counters.lower_bound;
+  st.pruned["dominated_split"] += counters.dominated;
+  for (auto& b : top.plans()) r.plans.push_back(std::move(b.ev));
+  if (r.plans.empty()) {
+    double shortfall = counters.min_shortfall_bytes;
+    const double bound_shortfall = builder.min_shortfall;
+    if (shortfall < 0 || (bound_shortfall >= 0 && bound_shortfall < shortfall)) shortfall = bound_shortfall;
+    r.diagnosis = diagnose_no_plan(s, shortfall, st);
+  } else if (s.search.baselines && s.search.layer_split.empty() && !st.cancelled) {
+    const double best_time = r.plans.front().metrics.iteration_time_s;
+    const BaselineInputs in{space, builder.sets, builder.entries, cache};
+    if (auto u = uniform_baseline(s, in)) r.uniform = Baseline{*u, u->metrics.iteration_time_s / best_time};
+    if (auto m = megatron_default_baseline(s, in)) {
+      r.megatron_default = Baseline{*m, m->metrics.iteration_time_s / best_time};
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<Scenario> offload_fallback_scenario(const Scenario& s) {
+  if (!s.search.optimizer_offload_fraction.empty() || !s.training.use_distributed_optimizer ||
+      s.training.fp8_param_gather) {
+    return std::nullopt;
+  }
+  Scenario o = s;
+  o.search.optimizer_offload_fraction.assign(std::begin(kOffloadFallbackFractions), std::end(kOffloadFallbackFractions));
+  return o;
+}
+
+namespace {
+// cache and times may come from a search of a scenario that differs in search fields only.
+Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
+                                   double prune_above_s, StageModelCache& cache, LayerTimesCache& times);
+}  // namespace
+
+bool offload_may_help(const SearchResult& r) {
+  if (r.plans.empty()) return true;
+  for (const StagePlan& st : r.plans.front().plan.stages) {
+    if (!(st.recompute == Recompute::kNone)) return true;
+  }
+  return false;
+}
+
+SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
+  const bool b_wins = a.plans.empty() || (!b.plans.empty() && b.plans.front().metrics.iteration_time_s <
+                                                                  a.plans.front().metrics.iteration_time_s);
+  SearchResult out = b_wins ? std::move(b) : std::move(a);
+  SearchResult& other = b_wins ? a : b;
+  for (auto& p : other.plans) out.plans.push_back(std::move(p));
+  std::stable_sort(out.plans.begin(), out.plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
+    return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
+  });
+  if (out.plans.size() > k) out.plans.resize(k);
+  out.stats.candidates += other.stats.candidates;
+  out.stats.evaluated += other.stats.evaluated;
+  out.stats.stage_costs += other.stats.stage_costs;
+  out.stats.elapsed_ms += other.stats.elapsed_ms;
+  out.stats.budget_reached = out.stats.budget_reached || other.stats.budget_reached;
+  if (!out.plans.empty() && !other.plans.empty()) out.diagnosis.reset();
+  return out;
+}
+
+Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
+  if (s.search.mode == SearchMode::kHetero) return hetero_search(s, control, budget);
+  // The searches without and with optimizer offload share their stage cost models and layer
+  // times: the scenarios differ only in search fields, which no model reads (cost() takes the
+  // offload fraction from the mesh).
+  StageModelCache cache(s);
+  LayerTimesCache times(s.model.num_layers);
+  const auto offload = offload_fallback_scenario(s);
+  if (!offload) return search_once(s, control, budget, 1e300, cache, times);
+  // Progress: the first search to kFirstPassShare, a retry the rest.
+  constexpr double kFirstPassShare = 0.8;
+  auto scaled = [&control](double from, double share) {
+    SearchControl c = control;
+    if (control.progress) {
+      c.progress = [&control, from, share](double f, long long n) { control.progress(from + share * f, n); };
+    }
+    return c;
+  };
+  auto r = search_once(s, scaled(0, kFirstPassShare), budget, 1e300, cache, times);
+  // A first search that used up its work budget and found plans is not repeated with offload
+  // (that would double the time of the largest searches); its notes say it is the best so far.
+  const bool spent = r.ok() && r->stats.budget_reached && !r->plans.empty();
+  if (!r.ok() || r->stats.cancelled || spent || !offload_may_help(*r)) {
+    if (r.ok() && control.progress && !r->stats.cancelled) control.progress(1.0, r->stats.evaluated);
+    return r;
+  }
+  // Only offloaded plans that beat the k-th plan found without offload are wanted.
+  const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
+  const double kth = r->plans.size() < k ? 1e300 : r->plans.back().metrics.iteration_time_s;
+  auto retry = search_once(*offload, scaled(kFirstPassShare, 1 - kFirstPassShare), budget, kth, cache, times);
+  if (!retry.ok()) return r;
+  const bool found_without = !r->plans.empty();
+  SearchResult out = merge_results(std::move(r).value(), std::move(retry).value(), k);
+  out.stats.offload_retried = !found_without;
+  return out;
+}
+
+namespace {
+Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
+                                   double prune_above_s, StageModelCache& cache, LayerTimesCache& times) {
+  const auto start = std::chrono::steady_clock::now();
+  if (auto e = check_request(s)) return *e;
+  SearchResult r;
+  SearchStats& st = r.stats;
+  const CandidateSpace space(s, &st.pruned);
+  const SearchContext context{s, space, cache, times, budget, st};
+  EntryBuilder builder(context);
+  builder.build();
+  const SortedEntries& entries = builder.entries;
+  if (control.progress) control.progress(0.0, 0);
+
+  TopK top(static_cast<size_t>(std::max(1, s.search.top_k)), prune_above_s);
+  SplitCounters counters;
+  IncrementalSplit dp;
+  size_t done = 0;
+  auto tick = [&]() {
+    if (control.cancel && control.cancel->load()) st.cancelled = true;
+    if (control.progress) control.progress(static_cast<double>(done) / std::max<size_t>(1, entries.size()), st.evaluated);
+  };
+  EntrySearch entry_search(context, counters, dp, top, tick);
+  // First guesses: one order of each of the first entries, so that the bounds below have an
+  // incumbent before any entry's orders are walked.
+  size_t guessed = 0;
+  for (; guessed < entries.size() && guessed < kFirstGuesses && entries[guessed].bound_s < top.threshold(); ++guessed) {
+    if (control.cancel && control.cancel->load()) break;
+    entry_search.run_first_guess(space.shapes()[entries[guessed].shape], builder.sets[entries[guessed].set]);
+  }
+  for (; done < entries.size(); ++done) {
+    const SearchEntry& e = entries[done];
+    if (control.cancel && control.cancel->load()) {
+      st.cancelled = true;
+      break;
+    }
+    if (control.progress && done % 64 == 0) control.progress(static_cast<double>(done) / entries.size(), st.evaluated);
+    if (e.bound_s >= top.threshold()) {  // entries are sorted by bound: none after this can win
+      st.pruned["lower_bound"] += static_cast<long long>(entries.size() - done);
+      break;
+    }
+    if (!entry_search.run(space.shapes()[e.shape], builder.sets[e.set], done < guessed) || st.cancelled) break;
+  }
+  if (control.progress) control.progress(1.0, st.evaluated);
+  entry_search.add_counts_to(&st.pruned);
+  finish_result(s, builder, space, cache, counters, top, r);
+  st.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace
+
+}  // namespace hapmoe

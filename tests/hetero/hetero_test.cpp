@@ -1,0 +1,483 @@
+// Hetero mode: FlagScale's rules (each passing and failing), the per-stage-mesh cost, the search
+// against a brute force that shares none of its bounds or DP, and the FlagScale emitter.
+#include <doctest/doctest.h>
+
+#include <functional>
+
+#include "flagscale_checker.hpp"
+#include "emit/flagscale_emit.hpp"
+#include "hetero/hetero_evaluate.hpp"
+#include "hapmoe/hetero_plan.hpp"
+#include "hetero/hetero_rules.hpp"
+#include "hetero/hetero_search.hpp"
+#include "test_scenarios.hpp"
+
+using namespace hapmoe;
+using hapmoe::testing::scenario_from;
+using hapmoe::testing::small_moe_model;
+using nlohmann::json;
+
+namespace {
+
+// Two groups of one node each: H800 (2 GPUs per node) and 910B (2 GPUs per node).
+json two_type_cluster(double h800_gib = 80, double ascend_gib = 64, int gpn = 2) {
+  return {{"name", "two"},
+          {"groups",
+           {{{"gpu", {{"preset", "h800-sxm"}, {"memory_gib", h800_gib}}},
+             {"nodes", 1},
+             {"gpus_per_node", gpn}},
+            {{"gpu", {{"preset", "ascend-910b"}, {"memory_gib", ascend_gib}}},
+             {"nodes", 1},
+             {"gpus_per_node", gpn}}}},
+          {"inter_group_gbps", 12.5}};
+}
+
+Scenario hetero_scenario(json model, json cluster, json search = json::object()) {
+  search["mode"] = "hetero";
+  return scenario_from({{"format", "hapmoe.scenario/1"},
+                        {"model", model},
+                        {"cluster", cluster},
+                        {"training", {{"global_batch_size", 16}, {"seq_length", 1024}}},
+                        {"search", search}});
+}
+
+StagePlan stage(int group, const char* gpu, int layers, int tp, int dp, int ep = 1, int etp = 1) {
+  StagePlan st;
+  st.group = group;
+  st.gpu = gpu;
+  st.layers = layers;
+  st.tp = tp, st.cp = 1, st.dp = dp, st.ep = ep, st.etp = etp;
+  return st;
+}
+
+// Mesh 0: H800 tp 1 dp 2; mesh 1: 910B tp 2 dp 1 (8 layers: 5 + 3).
+PlanSpec two_mesh_plan() {
+  PlanSpec p;
+  p.pp = 2;
+  p.micro_batch_size = 1;
+  p.stages = {stage(0, "h800-sxm", 5, 1, 2), stage(1, "ascend-910b", 3, 2, 1)};
+  p.tp = 1, p.dp = 2;
+  return p;
+}
+
+std::string rule_of(const RuleResult& r) { return r ? std::string(r->rule) : std::string(); }
+
+}  // namespace
+
+TEST_CASE("hetero rules pass on a valid two-mesh plan and each fails on its own break") {
+  Scenario s = hetero_scenario(small_moe_model(), two_type_cluster());
+  const PlanSpec ok = two_mesh_plan();
+  CHECK(rule_of(check_hetero_plan_rules(s, ok)) == "");
+
+  PlanSpec p = ok;
+  p.vpp = 2;
+  CHECK(rule_of(rule_hetero_no_vpp(s, p)) == "hetero_no_vpp");
+  CHECK(rule_of(rule_hetero_no_vpp(s, ok)) == "");
+
+  p = ok;
+  p.stages[1].cp = 2;
+  CHECK(rule_of(rule_hetero_cp_equal(s, p)) == "hetero_cp_equal");
+  CHECK(rule_of(rule_hetero_cp_equal(s, ok)) == "");
+  p.stages[0].cp = 2;
+  CHECK(rule_of(rule_hetero_cp_equal(s, p)) == "");
+  CHECK(rule_of(rule_hetero_cp_unsupported(s, p)) == "hetero_cp_unsupported");
+  CHECK(rule_of(rule_hetero_cp_unsupported(s, ok)) == "");
+
+  p = ok;
+  p.pp = 3;
+  CHECK(rule_of(rule_hetero_pp_sum(s, p)) == "hetero_pp_sum");
+  CHECK(rule_of(rule_hetero_pp_sum(s, ok)) == "");
+
+  // dp0 x mbs = 2 x 1; a mesh with dp 4 cannot get whole micro-batches (FlagScale's assert).
+  p = ok;
+  p.stages[1].dp = 4;
+  CHECK(rule_of(rule_hetero_micro_batch_divisible(s, p)) == "hetero_micro_batch_divisible");
+  p.micro_batch_size = 2;
+  CHECK(rule_of(rule_hetero_micro_batch_divisible(s, p)) == "");
+  CHECK(hetero_stage_mesh(ok, 1).micro_batch_size == 2);  // dp0 2 x mbs 1 / dp 1
+
+  // Tied embeddings: first and last tp must match; untied (the small model) passes.
+  CHECK(rule_of(rule_hetero_tied_first_last_tp(s, ok)) == "");
+  Scenario tied = s;
+  tied.model.untie_embeddings_and_output_weights = false;
+  CHECK(rule_of(rule_hetero_tied_first_last_tp(tied, ok)) == "hetero_tied_first_last_tp");
+  Scenario mtp = s;
+  mtp.model.mtp_num_layers = 1;
+  CHECK(rule_of(rule_hetero_tied_first_last_tp(mtp, ok)) == "hetero_tied_first_last_tp");
+
+  // Tied, distributed optimizer, dp 2 vs 3: neither divides the other.
+  p = ok;
+  p.stages[1].tp = 1;
+  p.stages[1].dp = 3;
+  CHECK(rule_of(rule_hetero_tied_first_last_dp(tied, p)) == "hetero_tied_first_last_dp");
+  p.stages[1].dp = 1;
+  CHECK(rule_of(rule_hetero_tied_first_last_dp(tied, p)) == "");
+
+  // H800, 910B, H800 again: the H800 meshes are not adjacent.
+  Scenario three = hetero_scenario(small_moe_model(),
+                                   {{"groups",
+                                     {{{"gpu", "h800-sxm"}, {"nodes", 1}, {"gpus_per_node", 2}},
+                                      {{"gpu", "ascend-910b"}, {"nodes", 1}, {"gpus_per_node", 2}},
+                                      {{"gpu", "h800-sxm"}, {"nodes", 1}, {"gpus_per_node", 2}}}}});
+  p = ok;
+  p.pp = 3;
+  p.stages = {stage(0, "h800-sxm", 3, 1, 2), stage(1, "ascend-910b", 3, 1, 2),
+              stage(2, "h800-sxm", 2, 1, 2)};
+  CHECK(rule_of(rule_hetero_device_types_adjacent(three, p)) == "hetero_device_types_adjacent");
+  std::swap(p.stages[1], p.stages[2]);
+  CHECK(rule_of(rule_hetero_device_types_adjacent(three, p)) == "");
+
+  // Meshes must fit their group and use whole nodes.
+  p = ok;
+  p.stages[0].dp = 4;
+  CHECK(rule_of(rule_hetero_mesh_gpus(s, p)) == "hetero_mesh_gpus");
+  p.stages[0].dp = 1;
+  CHECK(rule_of(rule_hetero_mesh_gpus(s, p)) == "hetero_mesh_gpus");
+  CHECK(rule_of(rule_hetero_mesh_gpus(s, ok)) == "");
+
+  p = ok;
+  p.stages[0].recompute = Recompute::kFull;
+  CHECK(rule_of(rule_hetero_recompute_per_stage(s, p)) == "");
+  p.stages[1].recompute = Recompute::kSelective;
+  CHECK(rule_of(rule_hetero_recompute_per_stage(s, p)) == "hetero_recompute_per_stage");
+
+  // Megatron's rules inside a mesh: ep 3 does not divide 8 experts.
+  p = ok;
+  p.stages[1].ep = 3;
+  const RuleResult inside = check_hetero_plan_rules(s, p);
+  CHECK(rule_of(inside) == "experts_divisible_by_ep");
+  CHECK(inside->field == "plan.stages[1].ep");
+}
+
+TEST_CASE("evaluate takes a hetero plan and names the broken FlagScale rule") {
+  Scenario s = hetero_scenario(small_moe_model(), two_type_cluster());
+  auto ev = evaluate_plan(s, two_mesh_plan());
+  REQUIRE(ev.ok());
+  CHECK(ev.value().metrics.gpus_used == 4);
+  CHECK(ev.value().metrics.num_microbatches == 8);  // 16 / (mbs 1 x dp0 2), every mesh
+  PlanSpec bad = two_mesh_plan();
+  bad.stages[1].dp = 4;
+  auto rejected = evaluate_plan(s, bad);
+  REQUIRE(!rejected.ok());
+  CHECK(rejected.error().code == "rule:hetero_micro_batch_divisible");
+}
+
+TEST_CASE("a stage is costed with its own mesh: the rescaled micro-batch doubles its tokens") {
+  Scenario s = hetero_scenario(small_moe_model(), two_type_cluster());
+  PlanSpec p = two_mesh_plan();
+  p.stages[1] = stage(1, "ascend-910b", 3, 1, 1);  // dp 1: runs micro-batches of 2
+  p.stages[1].tp = 2;
+  HeteroModelCache cache(s);
+  const PlanEvaluation ev = evaluate_hetero_with_cache(s, p, cache);
+  const Mesh m1 = hetero_stage_mesh(p, 1);
+  CHECK(m1.micro_batch_size == 2);
+  CHECK(m1.dp == 1);
+  CHECK(m1.sequence_parallel);
+  const StageCost direct = cache.get(m1, 1)->cost(1, 5, 3, hetero_stage_links(s.cluster, p)[1], m1);
+  CHECK(ev.stages[1].per_microbatch_s() == doctest::Approx(direct.per_microbatch_s()));
+}
+
+TEST_CASE("reshard pieces follow FlagScale's overlapping segments") {
+  CHECK(reshard_pieces_per_rank(2, 2) == 1);
+  CHECK(reshard_pieces_per_rank(1, 4) == 4);
+  CHECK(reshard_pieces_per_rank(4, 1) == 1);
+  CHECK(reshard_pieces_per_rank(2, 3) == 2);  // 2 + 3 - 1 pieces over 2 ranks
+}
+
+TEST_CASE("per-stage recompute runs are FlagScale's [stages, micro-batches, value] lists") {
+  const auto runs = per_stage_recompute_runs({1, 1, 0, 1}, 30);
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0] == std::vector<long long>{2, 30, 1});
+  CHECK(runs[1] == std::vector<long long>{1, 30, 0});
+  CHECK(runs[2] == std::vector<long long>{1, 30, 1});
+}
+
+namespace {
+
+// Brute force over the hetero space, sharing none of the search's bounds or DP: every group
+// order, every mesh per group (tp, pp, ep, etp over the search's value sets), every micro-batch,
+// every layer split and every per-stage recompute ("none"/"full"), each plan checked with the
+// FlagScale rules and costed by evaluate_hetero_plan, with every optimizer offload fraction of
+// search.optimizer_offload_fraction (0 when unset). Best iteration time (1e300 if none fits).
+double hetero_brute_force(const Scenario& s) {
+  const int L = s.model.num_layers, groups = static_cast<int>(s.cluster.groups.size());
+  const std::vector<double> fractions = s.search.optimizer_offload_fraction.empty()
+                                            ? std::vector<double>{0}
+                                            : s.search.optimizer_offload_fraction;
+  double best = 1e300;
+  std::vector<std::vector<int>> orders;
+  for (int mask = 1; mask < (1 << groups); ++mask) {
+    std::vector<int> used;
+    for (int g = 0; g < groups; ++g) {
+      if (mask & (1 << g)) used.push_back(g);
+    }
+    do orders.push_back(used);
+    while (std::next_permutation(used.begin(), used.end()));
+  }
+  for (const auto& order : orders) {
+    std::vector<HeteroShape> meshes(order.size());
+    std::function<void(size_t)> pick = [&](size_t k) {
+      if (k == order.size()) {
+        PlanSpec p;
+        p.vpp = 1;
+        for (size_t i = 0; i < order.size(); ++i) {
+          for (int j = 0; j < meshes[i].pp; ++j) {
+            p.stages.push_back(stage(order[i], s.cluster.groups[order[i]].gpu.id.c_str(), 1,
+                                     meshes[i].tp, meshes[i].dp, meshes[i].ep, meshes[i].etp));
+          }
+        }
+        p.pp = static_cast<int>(p.stages.size());
+        if (p.pp > L) return;
+        p.tp = p.stages[0].tp, p.dp = p.stages[0].dp, p.ep = p.stages[0].ep,
+        p.etp = p.stages[0].etp;
+        for (int mbs : {1, 2}) {
+          p.micro_batch_size = mbs;
+          std::function<void(int, int)> split = [&](int i, int left) {
+            if (i == p.pp - 1) {
+              p.stages[i].layers = left;
+              for (int rc = 0; rc < (1 << p.pp); ++rc) {
+                for (int j = 0; j < p.pp; ++j)
+                  p.stages[j].recompute = (rc >> j) & 1 ? Recompute::kFull : Recompute::kNone;
+                for (double f : fractions) {
+                  p.optimizer_offload_fraction = f;
+                  auto ev = evaluate_hetero_plan(s, p);
+                  if (ev.ok() && ev.value().metrics.fits_memory)
+                    best = std::min(best, ev.value().metrics.iteration_time_s);
+                }
+              }
+              return;
+            }
+            for (int n = 1; n <= left - (p.pp - 1 - i); ++n) {
+              p.stages[i].layers = n;
+              split(i + 1, left - n);
+            }
+          };
+          split(0, L);
+        }
+        return;
+      }
+      const NodeGroup& g = s.cluster.groups[order[k]];
+      auto allowed = [](const std::vector<int>& list, int v) {
+        return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+      };
+      for (int tp = 1; tp <= g.gpus_per_node; tp *= 2) {
+        if (!allowed(s.search.tp, tp)) continue;
+        for (int pp = 1; pp * tp <= g.gpus(); ++pp) {
+          if (g.gpus() % (pp * tp) != 0) continue;
+          for (int ep = 1; ep <= s.model.num_experts; ep *= 2) {
+            if (!allowed(s.search.ep, ep)) continue;
+            for (int etp : {1, tp}) {
+              if (etp != 1 && etp == tp && tp == 1) continue;
+              meshes[k] = {tp, ep, etp, g.gpus() / (pp * tp), pp};
+              pick(k + 1);
+              if (tp == 1) break;  // etp {1, 1}: once
+            }
+          }
+        }
+      }
+    };
+    pick(0);
+  }
+  return best;
+}
+
+double searched_best(const Scenario& s) {
+  auto r = hetero_search(s);
+  REQUIRE(r.ok());
+  return r.value().plans.empty() ? 1e300 : r.value().plans.front().metrics.iteration_time_s;
+}
+
+}  // namespace
+
+TEST_CASE("hetero search equals the brute force on small instances, memory binding or not") {
+  json model = small_moe_model();
+  model["num_layers"] = 5;
+  int with_plan = 0, with_full_recompute = 0, only_offloaded = 0;
+  for (double gib : {80.0, 7.0, 6.4, 6.1}) {
+    for (int gpn : {1, 2}) {
+      CAPTURE(gib);
+      CAPTURE(gpn);
+      json search = {{"recompute", {"none", "full"}}, {"baselines", false}, {"top_k", 1}};
+      const Scenario s = hetero_scenario(model, two_type_cluster(gib, gib, gpn), search);
+      search["optimizer_offload_fraction"] = {0, 0.5, 1};
+      const Scenario all = hetero_scenario(model, two_type_cluster(gib, gib, gpn), search);
+      const double brute = hetero_brute_force(s), brute_all = hetero_brute_force(all);
+      // Every fraction given: exact over all of them.
+      CHECK(searched_best(all) == doctest::Approx(brute_all).epsilon(1e-9));
+      // Unset: none first, offload only as the fallback; never worse than without, exact when
+      // nothing fits without.
+      const double found = searched_best(s);
+      if (brute_all >= 1e300) {
+        CHECK(found >= 1e300);
+        continue;
+      }
+      CHECK(found <= brute * (1 + 1e-9));
+      CHECK(found >= brute_all * (1 - 1e-9));
+      if (brute >= 1e300) {
+        CHECK(found == doctest::Approx(brute_all).epsilon(1e-9));
+        ++only_offloaded;
+      }
+      ++with_plan;
+      auto r = hetero_search(s);
+      for (const StagePlan& st : r.value().plans.front().plan.stages) {
+        if (st.recompute == Recompute::kFull) {
+          ++with_full_recompute;
+          break;
+        }
+      }
+    }
+  }
+  CHECK(with_plan >= 4);
+  MESSAGE("instances with a plan: " << with_plan
+                                    << ", best plan recomputes a stage: " << with_full_recompute
+                                    << ", fit only offloaded: " << only_offloaded);
+}
+
+TEST_CASE("hetero search equals the brute force with three groups, two of them identical") {
+  // H800, 910B, H800 (identical to group 0): orders must keep the H800 meshes adjacent, and the
+  // search takes identical groups in index order only.
+  json model = small_moe_model();
+  model["num_layers"] = 5;
+  for (double gib : {80.0, 6.4}) {
+    CAPTURE(gib);
+    const json h800 = {
+        {"gpu", {{"preset", "h800-sxm"}, {"memory_gib", gib}}}, {"nodes", 1}, {"gpus_per_node", 2}};
+    const json ascend = {{"gpu", {{"preset", "ascend-910b"}, {"memory_gib", gib}}},
+                         {"nodes", 1},
+                         {"gpus_per_node", 2}};
+    const json cluster = {{"groups", {h800, ascend, h800}}, {"inter_group_gbps", 12.5}};
+    const Scenario s = hetero_scenario(model, cluster,
+                                       {{"recompute", {"none", "full"}},
+                                        {"baselines", false},
+                                        {"top_k", 1},
+                                        {"optimizer_offload_fraction", {0, 1}},
+                                        {"tp", {1}},
+                                        {"ep", {1, 2}}});
+    const double brute = hetero_brute_force(s);
+    REQUIRE(brute < 1e300);
+    CHECK(searched_best(s) == doctest::Approx(brute).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("the FlagScale YAML carries the hetero block, per-stage recompute and a typed hostfile") {
+  Scenario s = hetero_scenario(small_moe_model(), two_type_cluster());
+  PlanSpec p = two_mesh_plan();
+  p.stages[1].recompute = Recompute::kFull;
+  const FlagscaleConfig fs = flagscale_config(s, p);
+  CHECK(fs.yaml.find("enable_hetero: true") != std::string::npos);
+  CHECK(fs.yaml.find("hetero_process_meshes: [1, 1, 1, 2, 1, 2, 1, 1, 1, 1]") != std::string::npos);
+  CHECK(fs.yaml.find("hetero_device_types: [\"h800-sxm\", \"ascend-910b\"]") != std::string::npos);
+  CHECK(fs.yaml.find("hetero_pipeline_layer_split: [5, 3]") != std::string::npos);
+  CHECK(fs.yaml.find("expert_tensor_parallel_size_per_process_mesh: [1, 1]") != std::string::npos);
+  CHECK(fs.yaml.find("      - [1, 8, 0]\n      - [1, 8, 1]") != std::string::npos);
+  CHECK(fs.yaml.find("distributed_backend: flagcx") != std::string::npos);
+  CHECK(fs.yaml.find("pipeline_model_parallel_layout") == std::string::npos);
+  CHECK(fs.hostfile.find(
+            "group0-host0 slots=2 type=h800-sxm\ngroup1-host0 slots=2 type=ascend-910b") !=
+        std::string::npos);
+  REQUIRE(fs.warnings.size() == 1);
+  CHECK(fs.warnings[0].find("flagcx") != std::string::npos);
+}
+
+namespace {
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST_CASE("emitted FlagScale configs pass FlagScale's hetero validation; broken ones fail it") {
+  using hapmoe::testing::flagscale_hetero_errors;
+  json model = small_moe_model();
+  model["untie_embeddings_and_output_weights"] = false;  // tied: first/last tp rule applies
+  int checked = 0, with_recompute = 0;
+  for (double gib : {80.0, 6.4, 6.1}) {
+    const Scenario s =
+        hetero_scenario(model, two_type_cluster(gib, gib, 2), {{"top_k", 5}, {"baselines", false}});
+    auto r = hetero_search(s);
+    REQUIRE(r.ok());
+    for (const PlanEvaluation& ev : r.value().plans) {
+      const FlagscaleConfig fs = flagscale_config(s, ev.plan);
+      CAPTURE(fs.yaml);
+      CHECK(flagscale_hetero_errors(fs.yaml, fs.hostfile).empty());
+      with_recompute +=
+          fs.yaml.find("recompute_granularity_per_stage_micro_batch") != std::string::npos;
+      ++checked;
+    }
+  }
+  CHECK(checked >= 5);
+  CHECK(with_recompute >= 1);
+
+  const Scenario s = hetero_scenario(small_moe_model(), two_type_cluster());
+  PlanSpec p = two_mesh_plan();
+  p.stages[0].recompute = Recompute::kFull;
+  const FlagscaleConfig fs = flagscale_config(s, p);
+  REQUIRE(flagscale_hetero_errors(fs.yaml, fs.hostfile).empty());
+  auto fails = [&](const std::string& yaml, const std::string& hostfile) {
+    return !flagscale_hetero_errors(yaml, hostfile).empty();
+  };
+  CHECK(fails(replaced(fs.yaml, "hetero_pipeline_layer_split: [5, 3]",
+                       "hetero_pipeline_layer_split: [5, 2]"),
+              fs.hostfile));
+  CHECK(fails(replaced(fs.yaml, "[1, 1, 1, 2, 1, 2, 1, 1, 1, 1]", "[1, 1, 1, 2, 1, 2, 1, 1, 4, 1]"),
+              fs.hostfile));
+  CHECK(fails(replaced(fs.yaml, "[1, 1, 1, 2, 1, 2, 1, 1, 1, 1]", "[1, 2, 1, 1, 1, 2, 1, 1, 1, 1]"),
+              fs.hostfile));
+  CHECK(
+      fails(replaced(fs.yaml, "pipeline_model_parallel_size: 2", "pipeline_model_parallel_size: 3"),
+            fs.hostfile));
+  CHECK(fails(replaced(fs.yaml, "      - [1, 8, 1]", "      - [1, 7, 1]"), fs.hostfile));
+  CHECK(fails(fs.yaml, replaced(fs.hostfile, "type=ascend-910b", "type=h800-sxm")));
+  CHECK(fails(fs.yaml,
+              replaced(fs.hostfile, "slots=2 type=ascend-910b", "slots=4 type=ascend-910b")));
+}
+
+TEST_CASE("an offloaded hetero plan needs less memory and its FlagScale YAML offloads") {
+  using hapmoe::testing::flagscale_hetero_errors;
+  const Scenario s = hetero_scenario(small_moe_model(), two_type_cluster());
+  PlanSpec p = two_mesh_plan();
+  auto plain = evaluate_plan(s, p);
+  p.optimizer_offload_fraction = 1;
+  auto offloaded = evaluate_plan(s, p);
+  REQUIRE(plain.ok());
+  REQUIRE(offloaded.ok());
+  CHECK(hetero_stage_mesh(p, 1).optimizer_offload_fraction == 1);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(offloaded.value().metrics.peak_memory_gib[i] < plain.value().metrics.peak_memory_gib[i]);
+  }
+  const FlagscaleConfig fs = flagscale_config(s, p);
+  CAPTURE(fs.yaml);
+  const std::string system = fs.yaml.substr(0, fs.yaml.find("\nmodel:"));
+  for (const char* key :
+       {"  optimizer_cpu_offload: true", "  optimizer_offload_fraction: 1",
+        "  overlap_cpu_optimizer_d2h_h2d: true", "  use_precision_aware_optimizer: true"}) {
+    CHECK(system.find(key) != std::string::npos);
+  }
+  CHECK(flagscale_hetero_errors(fs.yaml, fs.hostfile).empty());
+  const FlagscaleConfig none = flagscale_config(s, two_mesh_plan());
+  CHECK(none.yaml.find("optimizer_cpu_offload") == std::string::npos);
+}
+
+TEST_CASE("hetero search falls back to optimizer offload when nothing fits without") {
+  json model = small_moe_model();
+  model["num_layers"] = 5;
+  json search = {{"baselines", false}, {"top_k", 1}, {"optimizer_offload_fraction", {0}}};
+  int fallback = 0;
+  for (double gib : {6.4, 6.1, 6.0, 5.9, 5.8}) {
+    CAPTURE(gib);
+    const Scenario none = hetero_scenario(model, two_type_cluster(gib, gib, 2), search);
+    auto without = hetero_search(none);
+    REQUIRE(without.ok());
+    if (!without.value().plans.empty()) continue;
+    Scenario s = none;
+    s.search.optimizer_offload_fraction.clear();
+    auto r = hetero_search(s);
+    REQUIRE(r.ok());
+    if (r.value().plans.empty()) continue;
+    CHECK(r.value().stats.offload_retried);
+    CHECK(r.value().plans.front().plan.optimizer_offload_fraction > 0);
+    ++fallback;
+  }
+  CHECK(fallback >= 1);
+}

@@ -1,4 +1,4 @@
-// rules.hpp: every Megatron rule of core/src/rules.cpp, one passing and one failing plan each.
+// rules.hpp: every Megatron rule of core/src/evaluate/rules.cpp, one passing and one failing plan each.
 // A failing plan must be reported under the rule's name by check_plan_rules (and by
 // check_mesh_rules for the mesh-level rules), and evaluate_plan must return "rule:<name>".
 #include <doctest/doctest.h>

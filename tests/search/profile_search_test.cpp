@@ -7,7 +7,7 @@
 
 using nlohmann::json;
 
-bool agrees_with_brute_force(const json& doc);  // tests/search_test.cpp
+bool agrees_with_brute_force(const json& doc);  // tests/search/search_test.cpp
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Node tests of the page's pure modules (no browser): charts, URL state, HF import. The pipeline
-// schedule itself is the core's (tests/timeline_test.cpp).
+// schedule itself is the core's (tests/cost/timeline_test.cpp).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memoryChartSvg } from '../../web/memory-chart.js';

@@ -22,7 +22,7 @@ class PresetSection {
  public:
   // text: a whole preset file, {"format": ..., "<section>": {"<id>": {...}, ...}}; the text must
   // outlive the section (it is a compiled-in literal). Throws std::invalid_argument on a file
-  // the splitter cannot read (tests/presets_test.cpp checks every entry against a full parse).
+  // the splitter cannot read (tests/io/presets_test.cpp checks every entry against a full parse).
   PresetSection(const char* text, const char* section);
 
   // The preset, or nullptr when there is none with that id.

@@ -1,7 +1,7 @@
 // The planning problem as plain values: model, hardware, cluster, training setup, search
 // constraints and a parallel plan. Field names follow docs/scenario.md (Megatron flag names in
 // snake_case); units are in the names. Member initialisers equal the defaults of the field
-// table (field_schema.hpp), which the parser applies; tests/field_schema_test.cpp checks they agree.
+// table (field_schema.hpp), which the parser applies; tests/spec/field_schema_test.cpp checks they agree.
 #pragma once
 
 #include <optional>

@@ -34,7 +34,7 @@ const char* to_string(Dispatcher d) {
 }
 
 // Every field, so that groups differing in any override are never treated as interchangeable
-// (add new GpuSpec fields here; tests/candidate_space_test.cpp perturbs each one).
+// (add new GpuSpec fields here; tests/search/candidate_space_test.cpp perturbs each one).
 bool operator==(const GpuSpec& a, const GpuSpec& b) {
   auto fields = [](const GpuSpec& g) {
     return std::tie(g.id, g.name, g.vendor, g.memory_gib, g.bf16_tflops, g.fp8_tflops, g.hbm_gbps, g.intra_node_gbps,

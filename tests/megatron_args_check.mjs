@@ -28,12 +28,15 @@ export const KNOWN_FLAGS = new Map(Object.entries({
   '--moe-router-num-groups': 1, '--moe-router-group-topk': 1, '--moe-router-load-balancing-type': '+',
   '--moe-aux-loss-coeff': '+', '--moe-token-dispatcher-type': 1, '--moe-flex-dispatcher-backend': 1,
   '--moe-grouped-gemm': 0, '--overlap-moe-expert-parallel-comm': 0, '--delay-wgrad-compute': 0,
+  '--moe-expert-capacity-factor': 1, '--moe-pad-expert-input-to-capacity': 0, '--moe-expert-rank-capacity-factor': 1,
+  '--moe-use-grouped-tensor': 0, '--moe-paged-stash': 0,
   // optimizer, precision, overlap, CUDA graphs
   '--use-distributed-optimizer': 0, '--overlap-grad-reduce': 0, '--overlap-param-gather': 0, '--bf16': 0,
   '--fp8-format': 1, '--fp8-recipe': 1, '--fp8-param-gather': 0, '--grad-reduce-in-bf16': 0,
   '--use-precision-aware-optimizer': 0, '--main-grads-dtype': 1, '--main-params-dtype': 1, '--exp-avg-dtype': 1,
   '--exp-avg-sq-dtype': 1, '--optimizer-cpu-offload': 0, '--optimizer-offload-fraction': 1,
-  '--overlap-cpu-optimizer-d2h-h2d': 0, '--cuda-graph-impl': 1, '--no-check-for-nan-in-loss-and-grad': 0,
+  '--overlap-cpu-optimizer-d2h-h2d': 0, '--cuda-graph-impl': 1, '--cuda-graph-modules': '+',
+  '--no-check-for-nan-in-loss-and-grad': 0,
   '--te-rng-tracker': 0,
   // recompute
   '--recompute-granularity': 1, '--recompute-method': 1, '--recompute-num-layers': 1, '--recompute-modules': '+',
@@ -58,6 +61,7 @@ const CHOICES = {
   '--recompute-modules': ['core_attn', 'moe_act', 'layernorm', 'mla_up_proj', 'mlp', 'moe', 'shared_experts'],
   '--lr-decay-style': ['constant', 'linear', 'cosine', 'inverse-square-root', 'WSD'],
   '--cuda-graph-impl': ['none', 'local', 'transformer_engine', 'full_iteration'],
+  '--cuda-graph-modules': ['attn', 'mlp', 'moe', 'moe_router', 'moe_preprocess', 'mamba'],
   '--main-grads-dtype': ['fp32', 'bf16'], '--main-params-dtype': ['fp32', 'fp16'],
   '--exp-avg-dtype': ['fp32', 'fp16', 'bf16', 'fp8'], '--exp-avg-sq-dtype': ['fp32', 'fp16', 'bf16', 'fp8'],
 };
@@ -224,6 +228,22 @@ export function checkMegatronArgs(argsText, { worldSize, env = {}, minCudaArch =
     }
     const disp = f['--moe-token-dispatcher-type'] ?? 'allgather';
     if (disp === 'flex') need(tp * ep > 1, 'flex dispatcher needs tp*ep > 1');
+    const backend = f['--moe-flex-dispatcher-backend'] ?? 'deepep';
+    if (f['--moe-flex-dispatcher-backend'] !== undefined) need(disp === 'flex', '--moe-flex-dispatcher-backend without the flex dispatcher');
+    // Token dropping and static budgets [TC: moe_expert_capacity_factor, *_rank_capacity_factor, paged stash].
+    const cf = f['--moe-expert-capacity-factor'];
+    if (f['--moe-pad-expert-input-to-capacity']) need(cf !== undefined, 'padding to capacity needs --moe-expert-capacity-factor');
+    if (f['--moe-pad-expert-input-to-capacity'] && disp === 'flex') need(backend !== 'deepep', 'the deepep backend cannot pad to capacity');
+    if (cf !== undefined) {
+      for (const b of f['--moe-router-load-balancing-type'] ?? ['aux_loss']) {
+        need(['aux_loss', 'seq_aux_loss', 'global_aux_loss', 'none'].includes(b), `capacity factor with ${b} balancing`);
+      }
+    }
+    if (f['--moe-expert-rank-capacity-factor'] !== undefined) {
+      need(disp === 'flex' && ['hybridep', 'ncclep'].includes(backend), 'rank capacity needs the hybridep or ncclep backend');
+      if (backend === 'hybridep') need(f['--moe-use-grouped-tensor'], 'hybridep rank capacity needs --moe-use-grouped-tensor');
+    }
+    if (f['--moe-paged-stash']) need(f['--moe-expert-rank-capacity-factor'] !== undefined, 'paged stash needs --moe-expert-rank-capacity-factor');
     const balance = f['--moe-router-load-balancing-type'] ?? ['aux_loss'];
     const coeff = f['--moe-aux-loss-coeff'];
     if (coeff !== undefined && balance.length > 1) need(coeff.length === balance.length, 'aux coeff list length');
@@ -251,8 +271,39 @@ export function checkMegatronArgs(argsText, { worldSize, env = {}, minCudaArch =
     if (f[flag] !== undefined && f[flag] !== 'fp32') need(f['--use-precision-aware-optimizer'], `${flag} needs --use-precision-aware-optimizer`);
   }
   if (f['--optimizer-offload-fraction'] !== undefined) need(f['--optimizer-cpu-offload'], 'offload fraction without --optimizer-cpu-offload');
-  // CUDA graphs [VA:1235].
-  if (f['--cuda-graph-impl'] === 'full_iteration') {
+  // CUDA graphs [VA:1235, TC: cuda_graph_modules].
+  const impl = f['--cuda-graph-impl'] ?? 'none';
+  const gmods = f['--cuda-graph-modules'] ?? [];
+  if (gmods.length) need(['local', 'transformer_engine'].includes(impl), `--cuda-graph-modules with --cuda-graph-impl ${impl}`);
+  if (['local', 'transformer_engine'].includes(impl)) {
+    const has = (x) => gmods.includes(x);
+    need(!(has('moe') && has('moe_router')), 'cuda_graph_modules must not contain both moe and moe_router');
+    if (impl === 'transformer_engine' && has('moe_preprocess')) need(has('moe_router'), 'moe_preprocess graph needs moe_router');
+    const E = int(f, '--num-experts', 0);
+    if (E === 0) need(!has('moe') && !has('moe_router'), 'moe graphs need an MoE model');
+    const freq = f['--moe-layer-freq'] === undefined ? null : evalLayerList(f['--moe-layer-freq']);
+    if (E > 0 && (freq === null || !freq.includes(0))) need(!has('mlp'), 'mlp graph without dense layers');
+    const dropPad = f['--moe-expert-capacity-factor'] !== undefined && f['--moe-pad-expert-input-to-capacity'];
+    if (E > 0 && !dropPad) {
+      need(!has('moe') && gmods.length > 0, 'capturing the MoE block (moe, or the whole layer) needs drop-and-pad');
+      if (f['--moe-token-dispatcher-type'] === 'alltoall' && f['--moe-expert-capacity-factor'] !== undefined) {
+        need(!has('moe_preprocess'), 'moe_preprocess graph with alltoall host copies');
+      }
+    }
+    if (f['--recompute-granularity'] === 'full') errors.push('full recompute needs full-iteration graphs');
+    if (impl === 'transformer_engine' && (f['--recompute-modules'] ?? []).includes('moe')) need(!has('moe_router'), 'moe recompute with a TE moe_router graph');
+    if (f['--overlap-moe-expert-parallel-comm'] && impl === 'transformer_engine') need(!has('moe') && !has('mlp'), 'TE graphs of moe/mlp with EP overlap');
+    // [VA:1925] delayed wgrad inside an attention graph: no attention biases.
+    if (f['--delay-wgrad-compute'] && f['--overlap-grad-reduce'] && has('attn')) {
+      need(f['--disable-bias-linear'] && !f['--add-qkv-bias'], 'attn CUDA graph with delay_wgrad_compute and attention biases');
+    }
+  }
+  if (impl === 'full_iteration' && int(f, '--num-experts', 0) > 0) {
+    // Runtime: capture needs static MoE shapes (no dispatcher host sync).
+    const dropPad = f['--moe-expert-capacity-factor'] !== undefined && f['--moe-pad-expert-input-to-capacity'];
+    need(dropPad || f['--moe-expert-rank-capacity-factor'] !== undefined, 'full-iteration graphs need static MoE shapes');
+  }
+  if (impl === 'full_iteration') {
     need(f['--no-check-for-nan-in-loss-and-grad'], 'full-iteration CUDA graphs need --no-check-for-nan-in-loss-and-grad');
     // [TC:2878] graphed core_attn recompute cannot replay dropout's random numbers.
     if ((f['--recompute-modules'] ?? []).includes('core_attn')) {
@@ -270,6 +321,9 @@ export function checkMegatronArgs(argsText, { worldSize, env = {}, minCudaArch =
   // Environment [VA:1477].
   if ((tp > 1 || cp > 1) && minCudaArch < 10 && !f['--overlap-moe-expert-parallel-comm']) {
     need(env.CUDA_DEVICE_MAX_CONNECTIONS === '1', 'tp or cp > 1 before Blackwell needs CUDA_DEVICE_MAX_CONNECTIONS=1');
+  }
+  if (f['--overlap-moe-expert-parallel-comm']) {
+    need(env.CUDA_DEVICE_MAX_CONNECTIONS !== '1', 'EP overlap needs CUDA_DEVICE_MAX_CONNECTIONS > 1 (MoE README)');
   }
   return errors;
 }

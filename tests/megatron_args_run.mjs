@@ -87,7 +87,43 @@ const broken = {
   'full-iteration graphs with the NaN check': `${good} --cuda-graph-impl full_iteration`,
   'graphed attention recompute with dropout': `${good} --cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad `
     + '--recompute-granularity selective --recompute-modules core_attn',
+  'graph modules with full_iteration': `${good} --cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad --cuda-graph-modules attn`,
+  'moe and moe_router graphs': `${good} --cuda-graph-impl transformer_engine --cuda-graph-modules moe moe_router`,
+  'TE moe_preprocess without moe_router': `${good} --cuda-graph-impl transformer_engine --cuda-graph-modules attn moe_preprocess`,
+  'moe graph without drop-and-pad': `${good} --cuda-graph-impl transformer_engine --cuda-graph-modules attn moe`,
+  'whole-layer graph of a dropless MoE': `${good} --cuda-graph-impl transformer_engine`,
+  'full-iteration graphs of a dropless MoE': `${good} --cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad`,
+  'padding without a capacity factor': `${good} --moe-token-dispatcher-type alltoall --moe-pad-expert-input-to-capacity`,
+  'deepep padding': `${good} --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity`,
+  'rank capacity on deepep': `${good} --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep --moe-expert-rank-capacity-factor 1.5 --moe-use-grouped-tensor`,
+  'hybridep rank capacity without the grouped tensor': `${good} --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep --moe-expert-rank-capacity-factor 1.5`,
+  'paged stash without a rank budget': `${good} --moe-paged-stash`,
+  'backend without flex': `${good} --moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend hybridep`,
 };
+// and accepts what Megatron accepts
+const fine = {
+  'TE graphs of the static parts': `${good} --moe-token-dispatcher-type alltoall --cuda-graph-impl transformer_engine --cuda-graph-modules attn moe_router moe_preprocess --te-rng-tracker`,
+  'full-iteration graphs on the HybridEP budget': `${good} --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep --moe-expert-rank-capacity-factor 1.5 --moe-use-grouped-tensor --moe-paged-stash --cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad --te-rng-tracker`,
+  'moe graph with drop-and-pad': `${good} --moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity --cuda-graph-impl transformer_engine --cuda-graph-modules attn moe --te-rng-tracker`,
+};
+// A rule that needs a valid EP-overlap string around it: exactly the attention-bias error.
+{
+  const overlap = good.replace('--pipeline-model-parallel-size 2', '--pipeline-model-parallel-size 1')
+    + ' --moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --delay-wgrad-compute'
+    + ' --use-distributed-optimizer --overlap-grad-reduce --cuda-graph-impl transformer_engine'
+    + ' --cuda-graph-modules attn moe_router moe_preprocess --te-rng-tracker';
+  const env32 = { CUDA_DEVICE_MAX_CONNECTIONS: '32' };
+  const ok = checkMegatronArgs(overlap, { worldSize: 16, env: env32 });
+  const biased = checkMegatronArgs(overlap.replace('--disable-bias-linear ', ''), { worldSize: 16, env: env32 });
+  if (ok.length || biased.length !== 1 || !biased[0].includes('attention biases')) {
+    ++failures;
+    console.log(`FAIL attn-graph bias rule: valid -> ${ok.join('; ')}; biased -> ${biased.join('; ')}`);
+  }
+}
+for (const [name, text] of Object.entries(fine)) {
+  const e = checkMegatronArgs(text, { worldSize: 16, env });
+  if (e.length) { ++failures; console.log(`FAIL checker rejects ${name}: ${e.join('; ')}`); }
+}
 const goodErrors = checkMegatronArgs(good, { worldSize: 16, env });
 if (goodErrors.length) { ++failures; console.log(`FAIL checker rejects a valid string: ${goodErrors.join('; ')}`); }
 if (!checkMegatronArgs(good, { worldSize: 16, env: {} }).some((e) => e.includes('CUDA_DEVICE_MAX_CONNECTIONS'))) {
@@ -96,5 +132,5 @@ if (!checkMegatronArgs(good, { worldSize: 16, env: {} }).some((e) => e.includes(
 for (const [name, text] of Object.entries(broken)) {
   if (checkMegatronArgs(text, { worldSize: 16, env }).length === 0) { ++failures; console.log(`FAIL checker accepts: ${name}`); }
 }
-console.log(`${checked} emitted commands checked (${hetero} hetero-mode plans left to the FlagScale checker), ${Object.keys(broken).length + 2} checker self-tests, ${failures} failures`);
+console.log(`${checked} emitted commands checked (${hetero} hetero-mode plans left to the FlagScale checker), ${Object.keys(broken).length + Object.keys(fine).length + 3} checker self-tests, ${failures} failures`);
 process.exit(failures ? 1 : 0);

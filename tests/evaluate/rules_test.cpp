@@ -260,8 +260,8 @@ TEST_CASE("rule sp_seq_divisible") {
 
 TEST_CASE("rule flex_dispatcher_needs_tp_ep") {
   Scenario s = base();
-  s.training.moe_token_dispatcher_type = hapmoe::Dispatcher::kFlex;
   PlanSpec p = base_plan(s);
+  p.dispatch = hapmoe::Dispatch::kDeepEp;
   p.tp = 1;
   p.sequence_parallel = false;
   p.ep = 2;  // tp x ep = 2
@@ -298,11 +298,11 @@ TEST_CASE("rules ep_overlap_*") {
     expect_mesh_pass(s, p);
   }
   SUBCASE("allgather dispatcher") {
-    s.training.moe_token_dispatcher_type = hapmoe::Dispatcher::kAllgather;
+    p.dispatch = hapmoe::Dispatch::kAllgather;
     expect_mesh_rule(s, p, "ep_overlap_dispatcher");
   }
   SUBCASE("flex dispatcher is fine") {
-    s.training.moe_token_dispatcher_type = hapmoe::Dispatcher::kFlex;
+    p.dispatch = hapmoe::Dispatch::kHybridEp;
     expect_mesh_pass(s, p);
   }
   SUBCASE("full recompute") {
@@ -325,7 +325,7 @@ TEST_CASE("rules ep_overlap_*") {
   SUBCASE("off: none of them applies") {
     p.ep_comm_overlap = false;
     p.vpp = 1;
-    s.training.moe_token_dispatcher_type = hapmoe::Dispatcher::kAllgather;
+    p.dispatch = hapmoe::Dispatch::kAllgather;
     set_stages(p, {2, 2}, 0, Recompute::kFull);
     expect_mesh_pass(s, p);
   }

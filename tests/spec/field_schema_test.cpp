@@ -273,8 +273,8 @@ TEST_CASE("specs.hpp member initialisers equal the table defaults") {
   CHECK(g.fp8_gemm_speedup == num((gpu + "fp8_gemm_speedup").c_str()));
   CHECK(g.attention_efficiency == num((gpu + "attention_efficiency").c_str()));
   CHECK(g.grouped_gemm_half_tokens == num((gpu + "grouped_gemm_half_tokens").c_str()));
-  CHECK(g.expert_host_us == num((gpu + "expert_host_us").c_str()));
-  CHECK(g.layer_host_us == num((gpu + "layer_host_us").c_str()));
+  CHECK(g.host_launch_us == num((gpu + "host_launch_us").c_str()));
+  CHECK(g.error_fraction == num((gpu + "error_fraction").c_str()));
   CHECK(g.alltoall_intra_node_efficiency == num((gpu + "alltoall_intra_node_efficiency").c_str()));
   CHECK(g.alltoall_inter_node_efficiency == num((gpu + "alltoall_inter_node_efficiency").c_str()));
   CHECK(g.hbm_efficiency == num((gpu + "hbm_efficiency").c_str()));
@@ -316,7 +316,12 @@ TEST_CASE("specs.hpp member initialisers equal the table defaults") {
   CHECK(t.overlap_grad_reduce == (num("training.overlap_grad_reduce") != 0));
   CHECK(t.overlap_param_gather == (num("training.overlap_param_gather") != 0));
   CHECK(t.fp8_param_gather == (num("training.fp8_param_gather") != 0));
-  CHECK(t.cuda_graphs == (num("training.cuda_graphs") != 0));
+  CHECK_FALSE(t.cuda_graph_impl.has_value());  // unset = searched
+  CHECK(num("training.cuda_graphs") == 0);    // its deprecated spelling is off by default
+  CHECK(hapmoe::to_string(t.moe_flex_dispatcher_backend) == text("training.moe_flex_dispatcher_backend"));
+  CHECK(t.moe_pad_expert_input_to_capacity == (num("training.moe_pad_expert_input_to_capacity") != 0));
+  CHECK(t.moe_paged_stash == (num("training.moe_paged_stash") != 0));
+  CHECK(t.fp8_dot_product_attention == (num("training.fp8_dot_product_attention") != 0));
   CHECK(t.grad_reduce_in_bf16 == (num("training.grad_reduce_in_bf16") != 0));
   CHECK(t.optimizer.precision_aware == (num("training.optimizer.precision_aware") != 0));
   CHECK(t.optimizer.main_grads_dtype == text("training.optimizer.main_grads_dtype"));

@@ -21,9 +21,10 @@ struct PlanMetrics {
   double tflops_per_gpu = 0;  // Megatron num_floating_point_operations / time / GPUs
   double mfu = 0;             // model FLOPs / (time x sum of the used GPUs' dense peaks)
   double bubble_fraction = 0;
-  // Error band of iteration_time_s (kCalibrationErrorFraction) and whether every stage's GPU
-  // has calibrated efficiency constants (else the band is not backed by measurements).
+  // Error band of iteration_time_s (error_band of the stages' GPUs), where it comes from, and
+  // whether every stage's GPU has calibrated efficiency constants.
   double iteration_time_error_fraction = 0;
+  std::string error_basis;
   bool error_calibrated = true;
   long long gpus_used = 0;
   long long gpus_idle = 0;

@@ -28,6 +28,15 @@ Link scale_out_link(const NodeGroup& g);
 // message rate).
 Link alltoall_scale_up_link(const NodeGroup& g);
 Link alltoall_scale_out_link(const NodeGroup& g);
+// The links of a dispatcher's token all-to-all: NCCL's (the all-to-all efficiencies above) for
+// alltoall and allgather; DeepEP's and HybridEP's kernels reach most of the wire (DeepEP README,
+// github.com/deepseek-ai/DeepEP, H800 normal kernels: intranode dispatch 153 and combine 158 GB/s
+// of NVLink's 160; internode 43-58 GB/s RDMA on 50 GB/s NDR NICs), rounded down for smaller
+// messages: kFlexScaleUpEfficiency, kFlexScaleOutEfficiency.
+inline constexpr double kFlexScaleUpEfficiency = 0.9;
+inline constexpr double kFlexScaleOutEfficiency = 0.85;
+Link dispatch_scale_up_link(const NodeGroup& g, Dispatch d);
+Link dispatch_scale_out_link(const NodeGroup& g, Dispatch d);
 // EP ranks of one EP group on this rank's node: rank order tp-cp-ep-dp, so an EP group spans
 // ep x etp consecutive expert ranks; ep when that fits in the node.
 int ep_ranks_per_node(const NodeGroup& g, int ep, int etp);
@@ -42,14 +51,17 @@ Link inter_group_link(const ClusterSpec& c, int group_a, int group_b);
 // every GPU supports, or "" when they share none.
 std::string fp8_recipe_for(const std::string& requested, const std::vector<const GpuSpec*>& gpus);
 
-// Relative error band of a predicted iteration time: the largest |predicted - published| /
-// published over the calibration rows C1-C5 (bench/calibration: 7.7%), rounded up. It holds for
-// GPUs whose generation constants were fitted on those rows; an in-sample figure, so unseen
-// models and recipes can be off by more.
-inline constexpr double kCalibrationErrorFraction = 0.08;
-// True when the GPU's efficiency constants were fitted on published runs (gemm_efficiency and
-// expert_host_us not listed as assumed).
+// True when the GPU's efficiency constants were fitted on published runs (gemm_efficiency not
+// listed as assumed).
 bool efficiency_calibrated(const GpuSpec& gpu);
+// Relative error band of a prediction on these GPUs: the widest of their error_fraction, its
+// basis, and whether every GPU is calibrated.
+struct ErrorBand {
+  double fraction = 0;
+  std::string basis;
+  bool calibrated = true;
+};
+ErrorBand error_band(const std::vector<const GpuSpec*>& gpus);
 
 // Dense peak for the precision (MFU denominator): fp8_tflops for fp8 when the GPU has it.
 double peak_tflops(const GpuSpec& gpu, Precision p);

@@ -18,6 +18,8 @@ struct Mesh {
   Recompute recompute = Recompute::kNone;
   bool ep_comm_overlap = false;           // EP all-to-all overlapped with another micro-batch
   double optimizer_offload_fraction = 0;  // share of the optimizer state kept in host memory
+  Dispatch dispatch = Dispatch::kAlltoall;  // token dispatcher and flex backend
+  CudaGraphs cuda_graphs;                   // CUDA graph implementation and captured modules
 
   // GPUs of one pipeline stage: tp x cp x dp.
   long long stage_gpus() const { return static_cast<long long>(tp) * cp * dp; }

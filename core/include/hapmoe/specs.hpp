@@ -52,7 +52,49 @@ inline constexpr Recompute Recompute::kNone{};
 inline constexpr Recompute Recompute::kSelective{Recompute::Kind::kSelective, kRecomputeCoreAttn};
 inline constexpr Recompute Recompute::kFull{Recompute::Kind::kFull, 0};
 
-enum class Dispatcher { kAlltoall, kAllgather, kFlex };
+// training.moe_token_dispatcher_type: Megatron's --moe-token-dispatcher-type, or kAuto (searched
+// over alltoall and the flex backends the GPUs support).
+enum class Dispatcher { kAlltoall, kAllgather, kFlex, kAuto };
+// training.moe_flex_dispatcher_backend: Megatron's --moe-flex-dispatcher-backend, or kAuto
+// (searched over the backends the GPUs support).
+enum class FlexBackend { kAuto, kDeepEp, kHybridEp };
+
+// The token dispatcher a plan runs: --moe-token-dispatcher-type, and with flex its backend.
+enum class Dispatch { kAlltoall, kAllgather, kDeepEp, kHybridEp };
+inline constexpr bool is_flex(Dispatch d) { return d == Dispatch::kDeepEp || d == Dispatch::kHybridEp; }
+
+// --cuda-graph-impl (transformer_config.py cuda_graph_impl).
+enum class GraphImpl { kNone, kTransformerEngine, kLocal, kFullIteration };
+// --cuda-graph-modules entries, one bit each (transformer_config.py CudaGraphModule).
+enum GraphModule : unsigned {
+  kGraphAttn = 1u << 0,           // attn: TransformerLayer._forward_attention()
+  kGraphMlp = 1u << 1,            // mlp: a dense layer's MLP
+  kGraphMoe = 1u << 2,            // moe: the whole MoE block (drop-and-pad only)
+  kGraphMoeRouter = 1u << 3,      // moe_router: the MoE block up to the router (+ shared experts)
+  kGraphMoePreprocess = 1u << 4,  // moe_preprocess: MoELayer.preprocess() (needs moe_router)
+};
+inline constexpr int kGraphModuleCount = 5;
+// Megatron's name of module bit i (0 = attn ... 4 = moe_preprocess).
+const char* graph_module_name(int i);
+
+// A plan's CUDA graphs: the implementation and, for the per-layer ones (local,
+// transformer_engine), the captured modules; no modules there = the whole layer.
+struct CudaGraphs {
+  GraphImpl impl = GraphImpl::kNone;
+  unsigned modules = 0;  // GraphModule bits
+
+  bool any() const { return impl != GraphImpl::kNone; }
+  bool per_layer() const { return impl == GraphImpl::kTransformerEngine || impl == GraphImpl::kLocal; }
+  // Whether a layer part of this kind is replayed from a graph instead of launched by the host.
+  bool captures(GraphModule m) const {
+    if (impl == GraphImpl::kFullIteration) return true;
+    return per_layer() && (modules == 0 || (modules & m) != 0);
+  }
+  // A small integer unique per value (cache keys).
+  int key() const { return static_cast<int>(impl) << kGraphModuleCount | static_cast<int>(modules); }
+  friend bool operator==(const CudaGraphs& a, const CudaGraphs& b) { return a.impl == b.impl && a.modules == b.modules; }
+  friend bool operator!=(const CudaGraphs& a, const CudaGraphs& b) { return !(a == b); }
+};
 // One GPU type. Rates are dense; bandwidths are per GPU, one direction, 1e9 bytes/s.
 struct GpuSpec {
   std::string id;  // preset id, or "custom"
@@ -76,9 +118,17 @@ struct GpuSpec {
   double gemm_efficiency = 0.62;         // large BF16 GEMM, fraction of bf16_tflops
   double fp8_gemm_speedup = 1.35;        // achieved FP8 / BF16 GEMM rate
   double attention_efficiency = 0.55;    // flash-attention forward, fraction of bf16_tflops
+  // Attention with sinks (softmax_type learnable / off-by-one) in BF16: Transformer Engine turns
+  // FlashAttention off for it and runs cuDNN's sink path (fitted; FP8 attention on Blackwell runs
+  // the regular kernel).
+  double sink_attention_efficiency = 0.045;
   double grouped_gemm_half_tokens = 96;  // tokens per local expert at half grouped-GEMM rate
-  double expert_host_us = 280;  // host time launching one local expert's forward kernels
-  double layer_host_us = 40;    // host time launching one layer's other forward kernels
+  // Host (CPU) time per operation launched in eager mode: one PyTorch / Transformer Engine
+  // module step and its kernel launches (stage_cost.cpp counts the operations of each layer part).
+  double host_launch_us = 40;
+  // Host time of a layer's backward pass over its forward pass's: dgrad and wgrad launches for
+  // every forward GEMM, through one autograd function call per module (between 1 and 2).
+  double host_backward_factor = 1.75;
   double hbm_efficiency = 0.75;          // elementwise kernels, fraction of hbm_gbps
   double intra_node_efficiency = 0.75;   // collective bus efficiency on the scale-up link
   double inter_node_efficiency = 0.8;    // collective bus efficiency on the scale-out link
@@ -86,6 +136,10 @@ struct GpuSpec {
   double alltoall_inter_node_efficiency = 0.65;  // all-to-all bus efficiency, scale-out link
   std::vector<std::string> assumed;  // fields whose value is an assumption, not published
   std::string efficiency_source;     // where the efficiency constants come from
+  // Relative error band of a prediction on this GPU and where it comes from: the leave-one-out
+  // error of its generation's published runs (calibration --fit), or a wide default uncalibrated.
+  double error_fraction = 0.4;
+  std::string error_basis;
   std::string source;
 };
 
@@ -196,14 +250,33 @@ struct TrainingSpec {
   Precision precision = Precision::kBf16;
   bool use_distributed_optimizer = true;
   Dispatcher moe_token_dispatcher_type = Dispatcher::kAlltoall;
+  FlexBackend moe_flex_dispatcher_backend = FlexBackend::kAuto;
   double moe_load_imbalance = 1.0;
+  // Token dropping (--moe-expert-capacity-factor; 0 = dropless) and padding every expert's input
+  // to its capacity (--moe-pad-expert-input-to-capacity): static shapes, no host sync.
+  double moe_expert_capacity_factor = 0;
+  bool moe_pad_expert_input_to_capacity = false;
+  // HybridEP's static per-EP-rank token budget (--moe-expert-rank-capacity-factor; 0 = none) and
+  // the paged stash of routed-expert activations that goes with it (--moe-paged-stash).
+  double moe_expert_rank_capacity_factor = 0;
+  bool moe_paged_stash = false;
+  bool fp8_dot_product_attention = false;  // --fp8-dot-product-attention: attention core in FP8
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   OptimizerSpec optimizer;
   std::string fp8_recipe;  // "" = the first recipe every stage's GPU supports
   bool fp8_param_gather = false;
-  bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16: bf16 gradient buffer  // --fp8-param-gather: parameters kept in FP8
-  bool cuda_graphs = false;  // full-iteration CUDA graphs (--cuda-graph-impl full_iteration)
+  bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16: bf16 gradient buffer
+  // CUDA graphs fixed by the scenario (training.cuda_graph_impl / cuda_graph_modules); unset =
+  // searched over what the plan's dispatcher and token handling allow.
+  std::optional<GraphImpl> cuda_graph_impl;
+  std::optional<unsigned> cuda_graph_modules;  // GraphModule bits
+  // Static MoE shapes: every expert's input padded to capacity, or HybridEP's rank budget. Full
+  // CUDA graphs need them, and they remove the dispatcher's host synchronisation.
+  bool static_moe_shapes(Dispatch d) const {
+    return (moe_expert_capacity_factor > 0 && moe_pad_expert_input_to_capacity) ||
+           (d == Dispatch::kHybridEp && moe_expert_rank_capacity_factor > 0);
+  }
 };
 
 enum class SearchMode { kMegatron, kHetero };
@@ -240,6 +313,8 @@ struct PlanSpec {
   bool sequence_parallel = false;
   bool ep_comm_overlap = false;            // --overlap-moe-expert-parallel-comm --delay-wgrad-compute
   double optimizer_offload_fraction = 0;   // --optimizer-cpu-offload --optimizer-offload-fraction
+  Dispatch dispatch = Dispatch::kAlltoall;  // --moe-token-dispatcher-type (+ flex backend)
+  CudaGraphs cuda_graphs;                   // --cuda-graph-impl, --cuda-graph-modules
   std::vector<StagePlan> stages;  // pipeline order
 };
 
@@ -260,6 +335,14 @@ const char* to_string(Precision p);
 // "none", "full", "selective" (core_attn only) or the modules joined by "+" ("moe_act+layernorm").
 std::string to_string(Recompute r);
 const char* to_string(Dispatcher d);
+const char* to_string(FlexBackend b);
+// Megatron's --moe-token-dispatcher-type of a dispatch ("alltoall", "allgather", "flex").
+const char* dispatcher_name(Dispatch d);
+// Its --moe-flex-dispatcher-backend ("deepep", "hybridep"), "" when not flex.
+const char* flex_backend_name(Dispatch d);
+const char* to_string(GraphImpl g);
+// "none", "full_iteration", "transformer_engine[attn,moe_router]" style label.
+std::string to_string(const CudaGraphs& g);
 const char* to_string(SearchMode m);
 
 }  // namespace hapmoe

@@ -52,8 +52,8 @@ struct StageCost {
   bool fits() const { return peak_bytes() <= capacity_bytes; }
 };
 
-// Memory full-iteration CUDA graphs keep (GiB) at pipeline size pp.
-double cuda_graph_memory_gib(const TrainingSpec& t, int pp);
+// Memory CUDA graphs keep (GiB) at pipeline size pp.
+double cuda_graph_memory_gib(const CudaGraphs& g, int pp);
 
 // Per-layer terms depend on tp, cp, ep, etp, micro-batch, sequence parallelism and recompute
 // only; dp, pp and vpp enter at cost() time, so one model serves every DP size and placement.

@@ -32,12 +32,12 @@ double expected_distinct_ranks(int ranks, int topk) {
   return ranks * (1 - miss);
 }
 
-AlltoallTraffic ep_dispatch_traffic(Dispatcher d, double tokens, double token_bytes, int topk,
+AlltoallTraffic ep_dispatch_traffic(Dispatch d, double tokens, double token_bytes, int topk,
                                     int ep, int ep_local, int num_groups, int group_topk) {
   AlltoallTraffic t;
-  if (ep <= 1 || d == Dispatcher::kAllgather) return t;
+  if (ep <= 1 || d == Dispatch::kAllgather) return t;
   ep_local = std::max(1, std::min(ep_local, ep));
-  if (d == Dispatcher::kAlltoall) {
+  if (d == Dispatch::kAlltoall) {
     const double pairs = tokens * topk;
     t.intra_bytes = pairs * token_bytes * (ep_local - 1) / ep;
     t.inter_bytes = pairs * token_bytes * (ep - ep_local) / ep;

@@ -46,11 +46,11 @@ double expected_distinct_ranks(int ranks, int topk);
 // `ep_local` share this rank's node.
 // - alltoall (Megatron MoEAlltoAllTokenDispatcher): tokens are permuted per expert first, so
 //   every (token, expert) pair whose expert is on another rank is one copy on the wire.
-// - flex (DeepEP / HybridEP): a token crosses the scale-out link once per distinct remote node
+// - flex (DeepEP, HybridEP): a token crosses the scale-out link once per distinct remote node
 //   it is routed to, then fans out over the scale-up link to the distinct ranks it needs there;
 //   inside the node it goes once per distinct destination rank.
 // - allgather: not an all-to-all (see allgather_dispatch_bytes); returns zero traffic.
-AlltoallTraffic ep_dispatch_traffic(Dispatcher d, double tokens, double token_bytes, int topk,
+AlltoallTraffic ep_dispatch_traffic(Dispatch d, double tokens, double token_bytes, int topk,
                                     int ep, int ep_local, int num_groups, int group_topk);
 // Megatron MoEAllGatherTokenDispatcher: the hidden states of all `tp_ep` ranks of the TP x EP
 // group are all-gathered (forward dispatch) and reduce-scattered (combine); `tokens` is the

@@ -6,10 +6,6 @@
 
 namespace hapmoe {
 
-namespace {
-constexpr double kSecondsPerUs = 1e-6;
-}  // namespace
-
 double gemm_shape_factor(double min_dim) {
   if (min_dim <= 0) return 1;
   return min_dim / (min_dim + kGemmHalfRateDim);
@@ -42,9 +38,22 @@ double attention_core_fwd_flops(double seq_length, double window, double heads, 
   return 2 * causal_attention_pairs(seq_length, window) * heads * (qk_dim + v_dim);
 }
 
-double attention_core_time_s(double flops, const GpuSpec& gpu) {
+double attention_core_time_s(double flops, const GpuSpec& gpu, bool fp8, bool sinks) {
   if (flops <= 0) return 0;
-  return flops / (gpu.bf16_tflops * 1e12 * gpu.attention_efficiency);
+  if (fp8) return flops / (gpu.bf16_tflops * 1e12 * gpu.attention_efficiency * kFp8AttentionSpeedup);
+  return flops / (gpu.bf16_tflops * 1e12 * (sinks ? gpu.sink_attention_efficiency : gpu.attention_efficiency));
+}
+
+double moe_tokens_factor(const TrainingSpec& t) {
+  if (t.moe_expert_capacity_factor <= 0) return t.moe_load_imbalance;
+  return t.moe_pad_expert_input_to_capacity ? t.moe_expert_capacity_factor
+                                            : std::min(t.moe_load_imbalance, t.moe_expert_capacity_factor);
+}
+
+double expert_activation_factor(const TrainingSpec& t) {
+  const double actual = moe_tokens_factor(t);
+  if (t.moe_expert_rank_capacity_factor <= 0 || t.moe_paged_stash) return actual;
+  return std::max(actual, t.moe_expert_rank_capacity_factor);
 }
 
 double elementwise_time_s(double bytes, const GpuSpec& gpu) {
@@ -65,16 +74,6 @@ double moe_token_traffic_bytes(double copies, double width, double moe_ffn, bool
   const double act = copies * moe_ffn * (swiglu ? 3 : 2);  // SwiGLU: read 2 fm, write fm
   const double router = kRouterPasses * router_tokens * num_experts;
   return (permute + act) * kBf16 + router * kFp32;
-}
-
-double expert_host_launch_s(double local_experts, const GpuSpec& gpu) {
-  return local_experts * gpu.expert_host_us * kSecondsPerUs;
-}
-
-double layer_host_launch_s(const GpuSpec& gpu) { return gpu.layer_host_us * kSecondsPerUs; }
-
-double host_bound_time_s(double gpu_s, double host_s, bool cuda_graphs) {
-  return cuda_graphs ? gpu_s : std::max(gpu_s, host_s);
 }
 
 double optimizer_step_time_s(double owned_params, double local_params, const GpuSpec& gpu) {

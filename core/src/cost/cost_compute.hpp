@@ -7,9 +7,9 @@
 namespace hapmoe {
 
 // Smallest GEMM dimension at which a GEMM reaches half of its large-GEMM rate.
-inline constexpr double kGemmHalfRateDim = 24;
+inline constexpr double kGemmHalfRateDim = 128;
 // Flash-attention backward / forward time (5 GEMM-like passes vs 2).
-inline constexpr double kAttentionBackwardFactor = 2.5;
+inline constexpr double kAttentionBackwardFactor = 3.5;
 // GEMM backward (dgrad + wgrad) / forward.
 inline constexpr double kGemmBackwardFactor = 2.0;
 
@@ -27,8 +27,23 @@ double causal_attention_pairs(double seq_length, double window);
 // Forward FLOPs of attention core (QK^T and PV) for one sequence, all heads.
 double attention_core_fwd_flops(double seq_length, double window, double heads, double qk_dim,
                                 double v_dim);
-// Attention core runs in BF16 (also in FP8 training) at attention_efficiency of peak.
-double attention_core_time_s(double flops, const GpuSpec& gpu);
+// Attention core runs in BF16 (also in FP8 training) at attention_efficiency of peak, or in FP8
+// (--fp8-dot-product-attention) kFp8AttentionSpeedup times faster. With sinks (softmax_type other
+// than vanilla) BF16 attention runs at sink_attention_efficiency; FP8 attention with sinks is the
+// regular FP8 kernel (Transformer Engine's MXFP8 attention, cuDNN 9.21+ on Blackwell).
+double attention_core_time_s(double flops, const GpuSpec& gpu, bool fp8 = false, bool sinks = false);
+// FP8 over BF16 flash-attention throughput: FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608)
+// reaches ~1.2 PFLOPS in FP8 against ~0.74 in BF16 forward on H100 (1.6x); rounded down for the
+// backward pass, which gains less. An assumption on other GPUs.
+inline constexpr double kFp8AttentionSpeedup = 1.5;
+
+// Tokens the busiest expert processes over its balanced share: the load imbalance; with a
+// capacity factor at most that capacity; padded to capacity exactly the capacity factor.
+double moe_tokens_factor(const TrainingSpec& t);
+// Routed-expert activation memory over the balanced share: moe_tokens_factor, or HybridEP's static
+// rank budget (moe_expert_rank_capacity_factor) where it is larger, unless the paged stash keeps
+// only the real tokens.
+double expert_activation_factor(const TrainingSpec& t);
 // Memory-bound kernels: bytes / (hbm_gbps x hbm_efficiency).
 double elementwise_time_s(double bytes, const GpuSpec& gpu);
 // FP8 quantisation of a GEMM input: read 2 bytes (BF16), write 1 byte (FP8) per element.
@@ -41,18 +56,6 @@ double fp8_cast_bytes(double elements, Precision p);
 // softmax / top-k over `router_tokens` x num_experts (read + write + write).
 double moe_token_traffic_bytes(double copies, double width, double moe_ffn, bool swiglu,
                                double router_tokens, double num_experts);
-// Host (CPU) time to launch the forward kernels of `local_experts` experts of one MoE layer:
-// Megatron/TE launch a few kernels per local expert (grouped GEMM splits, per-expert casts).
-double expert_host_launch_s(double local_experts, const GpuSpec& gpu);
-// Host time to launch one layer's other forward kernels (norms, attention, router, dispatch).
-double layer_host_launch_s(const GpuSpec& gpu);
-// Backward launches dgrad and wgrad for every forward GEMM: twice the forward host time.
-inline constexpr double kHostBackwardFactor = 2;
-// A section of GPU work whose kernels the host launches in `host_s`. The host runs ahead of the
-// GPU (asynchronous launches), so its time is hidden while the GPU is busier: max(gpu, host).
-// With CUDA graphs the kernels replay without host launches: gpu_s.
-double host_bound_time_s(double gpu_s, double host_s, bool cuda_graphs);
-
 // Adam step with fp32 master weights: bytes touched per optimizer-owned parameter.
 inline constexpr double kOptimizerBytesPerOwnedParam = 36;
 // Bytes touched per local parameter outside the owned shard (grad zeroing, bf16 copy).

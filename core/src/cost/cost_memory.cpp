@@ -128,10 +128,12 @@ double moe_activation_bytes(const ModelSpec& m, const ActivationInputs& in) {
   const double norm_in = tt * h * kBf16;
   if (rc.has(kRecomputeMoe)) return norm_in + norm_out;  // the checkpoint keeps its input only
   // Token copies a GPU's experts see: top-k per token, gathered over ETP, hottest expert.
+  // The routing probabilities are applied inside the expert activation (TEGroupedMLP's
+  // weighted_bias_swiglu / quick_geglu: "memory-efficient permutation"), so un-permuting is a
+  // plain scatter-add whose backward needs no saved input: fc2's output is not kept.
   const double copies = k * t / tp * in.load_imbalance;
-  const double bf16 = copies * fm * glu     // fc1 output (width fm/etp, etp x tokens)
-                      + copies * in.etp * h;  // fc2 output before un-permute
-  double gemm_in = copies * in.etp * h;       // permuted expert inputs = fc1 input
+  const double bf16 = copies * fm * glu;  // fc1 output (width fm/etp, etp x tokens): the activation's input
+  double gemm_in = copies * in.etp * h;   // permuted expert inputs = fc1 input
   if (!rc.has(kRecomputeMoeAct)) gemm_in += copies * fm;  // activation output = fc2 input
   double bytes = norm_in + norm_out + bf16 * kBf16 + gemm_in * in.gemm_input_bytes +
                  tt * m.num_experts * 4;  // + fp32 router probabilities

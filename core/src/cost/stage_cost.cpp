@@ -5,6 +5,7 @@
 
 #include "cost/cost_comm.hpp"
 #include "cost/cost_compute.hpp"
+#include "cost/host_timeline.hpp"
 #include "spec/recompute.hpp"
 #include "cost/profile_lookup.hpp"
 
@@ -45,7 +46,8 @@ constexpr double kEpOverlapMinExposedFraction = 0.1;
 constexpr double kDdpBucketParams = 40e6;
 
 // CUDA graphs keep their captured buffers: "a few GB (over 10 GB with PP > 1)"
-// (Megatron-Bridge docs/performance-guide.md, via calibration.md).
+// (Megatron-Bridge docs/performance-guide.md, via calibration.md). Full-iteration graphs hold
+// every micro-batch in flight; per-layer graphs the static inputs and outputs of their parts.
 constexpr double kCudaGraphMemoryGib = 3;
 constexpr double kCudaGraphMemoryPipelinedGib = 10;
 
@@ -65,6 +67,9 @@ struct LayerContext {
   const GpuProfile* profile = nullptr;              // this GPU type's measured points, if any
   mutable unsigned measured = 0, extrapolated = 0;  // MeasuredTerm bits of the layer being costed
 
+  double rho = 1;          // tokens of the busiest expert / the balanced share (moe_tokens_factor)
+  std::string fp8_recipe;  // this GPU's --fp8-recipe in FP8 runs, "" in BF16
+
   LayerContext(const Scenario& sc, const ModelShape& sh, const Mesh& me, int gr)
       : m(sc.model), shape(sh), t(sc.training), mesh(me), g(sc.cluster.groups[gr]), s(sc), group(gr) {
     profile = sc.profile.find(g.gpu.id);
@@ -72,16 +77,21 @@ struct LayerContext {
     tt = mesh.sequence_parallel ? tok / mesh.tp : tok;
     tp_link = group_link(g, mesh.tp);
     cp_link = group_link(g, static_cast<long long>(mesh.tp) * mesh.cp);
-    a2a_up = alltoall_scale_up_link(g);
-    a2a_out = alltoall_scale_out_link(g);
+    a2a_up = dispatch_scale_up_link(g, mesh.dispatch);
+    a2a_out = dispatch_scale_out_link(g, mesh.dispatch);
     ep_local = ep_ranks_per_node(g, mesh.ep, mesh.etp);
+    rho = moe_tokens_factor(t);
+    if (t.precision == Precision::kFp8) {
+      fp8_recipe = fp8_recipe_for(t.fp8_recipe, {&g.gpu});
+      if (fp8_recipe.empty()) fp8_recipe = "tensorwise";  // (a plan the rules reject)
+    }
   }
   ActivationInputs act_inputs() const {
-    return {tok, mesh.tp, mesh.sequence_parallel, mesh.etp, t.moe_load_imbalance, mesh.recompute,
+    return {tok, mesh.tp, mesh.sequence_parallel, mesh.etp, expert_activation_factor(t), mesh.recompute,
             t.precision == Precision::kFp8 ? kFp8ActivationBytes : kBf16ActivationBytes};
   }
   Precision p() const { return t.precision; }
-  bool graphs() const { return t.cuda_graphs; }
+  bool fp8_attention() const { return t.precision == Precision::kFp8 && t.fp8_dot_product_attention; }
   double hidden_bytes() const { return tok * m.hidden_size * kBf16; }
   // The link of a collective over `ranks` ranks laid out in `span` consecutive ranks: the
   // profile's measured bus bandwidth at `bytes` when it has that op and placement, else `analytical`.
@@ -137,7 +147,7 @@ Split attention_compute(const LayerContext& c, int layer, double* core_fwd_s) {
       attention_core_fwd_flops(c.t.seq_length, window, m.num_attention_heads, qk, v) *
       c.mesh.micro_batch_size / (tp * c.mesh.cp);
   const double gemm = gemm_time_s(gemm_flops, min_dim, c.g.gpu, c.p());
-  const double core = attention_core_time_s(core_flops, c.g.gpu);
+  const double core = attention_core_time_s(core_flops, c.g.gpu, c.fp8_attention(), m.softmax_type != "vanilla");
   const double ew = elementwise_time_s(
       elem * kBf16 + fp8_cast_bytes(c.tok * (h + m.num_attention_heads * v / tp), c.p()), c.g.gpu);
   *core_fwd_s = core;
@@ -166,8 +176,8 @@ struct MoeSplit {
 };
 MoeSplit moe_compute(const LayerContext& c) {
   const ModelSpec& m = c.m;
-  const double tp = c.mesh.tp, h = m.hidden_size, k = m.moe_router_topk, rho = c.t.moe_load_imbalance;
-  const double copies = k * c.tok / tp * rho;
+  const double tp = c.mesh.tp, h = m.hidden_size, k = m.moe_router_topk;
+  const double copies = k * c.tok / tp * c.rho;
   const double tokens_per_expert =
       static_cast<double>(c.mesh.etp) * c.mesh.ep * k * c.tok / (tp * m.num_experts);
   const double routed_flops = kFlopsPerMac * copies * c.shape.expert_params;
@@ -221,10 +231,10 @@ Split cp_comm(const LayerContext& c, double core_fwd_s) {
 // TP x EP), plus the ETP all-gather / reduce-scatter of dispatched tokens.
 double ep_comm_fwd_s(const LayerContext& c) {
   const ModelSpec& m = c.m;
-  const double rho = c.t.moe_load_imbalance, h = m.hidden_size;
+  const double rho = c.rho, h = m.hidden_size;
   const int ep = c.mesh.ep, etp = c.mesh.etp;
   double t = 0;
-  if (c.t.moe_token_dispatcher_type == Dispatcher::kAllgather) {
+  if (c.mesh.dispatch == Dispatch::kAllgather) {
     const long long n = static_cast<long long>(c.mesh.tp) * ep;
     const double bytes = allgather_dispatch_bytes(c.tok / c.mesh.tp, h * kBf16, static_cast<int>(n));
     const Link link = c.collective(CollectiveOp::kAllGather, n, n * c.mesh.cp, bytes, group_link(c.g, n * c.mesh.cp),
@@ -232,7 +242,7 @@ double ep_comm_fwd_s(const LayerContext& c) {
     t = kDispatchCombine * ring_collective_time_s(bytes, n, link);
   } else if (ep > 1) {
     const AlltoallTraffic traffic =
-        ep_dispatch_traffic(c.t.moe_token_dispatcher_type, c.tok / c.mesh.tp, h * kBf16, m.moe_router_topk,
+        ep_dispatch_traffic(c.mesh.dispatch, c.tok / c.mesh.tp, h * kBf16, m.moe_router_topk,
                             ep, c.ep_local, m.moe_router_num_groups, m.moe_router_group_topk);
     t = kDispatchCombine * alltoall_time_s(traffic, c.a2a_up, c.a2a_out) * rho;
     // Profile: nccl-tests' all-to-all busbw counts every byte sent to another rank.
@@ -283,51 +293,92 @@ void apply_measured_compute(const LayerContext& c, int layer, LayerCost* lc) {
   if (t->extrapolated) c.extrapolated |= kTermForward | kTermBackward;
 }
 
+// Host time of a layer part's forward launches: `ops` operations eagerly, one graph replay when
+// a per-layer CUDA graph captures the part, nothing under a full-iteration graph.
+double part_host_s(const LayerContext& c, double ops, bool captured) {
+  if (!captured) return host_launch_s(ops, c.g.gpu);
+  return c.mesh.cuda_graphs.impl == GraphImpl::kFullIteration ? 0 : host_launch_s(kGraphReplayOps, c.g.gpu);
+}
+
 LayerCost make_layer_cost(const LayerContext& c, int layer) {
   const ModelSpec& m = c.m;
   LayerCost lc;
   c.measured = c.extrapolated = 0;
   LayerForwardParts parts;  // what selective recompute may re-run
-  Split gpu = attention_compute(c, layer, &parts.core_attn_s);
-  Split experts;  // launched after the dispatcher's token-count sync
-  double expert_host = 0;
+  const Split attn = attention_compute(c, layer, &parts.core_attn_s);
   const bool moe = m.layer_is_moe(layer);
+  Split pre, experts, mlp;  // MoE: router (+ shared expert) | routed experts; dense: the MLP
   if (moe) {
     const MoeSplit ms = moe_compute(c);
-    gpu += ms.pre;
+    pre = ms.pre;
     experts = ms.experts;
     parts.moe_s = ms.pre.fwd + ms.experts.fwd;
     parts.moe_act_s = ms.act_fwd_s;
     parts.shared_experts_s = ms.shared_fwd_s;
-    expert_host = expert_host_launch_s(static_cast<double>(m.num_experts) / c.mesh.ep, c.g.gpu);
   } else {
-    const Split mlp = dense_mlp_compute(c, m.ffn_hidden_size, c.shape.dense_mlp_params);
-    gpu += mlp;
+    mlp = dense_mlp_compute(c, m.ffn_hidden_size, c.shape.dense_mlp_params);
     parts.mlp_s = mlp.fwd;
   }
   const int separate_norms = (moe ? 1 : 0) + (m.multi_latent_attention ? 1 : 0);
   parts.norms_s = elementwise_time_s(separate_norms * kNormElementsPerHidden * c.tt * m.hidden_size * kBf16, c.g.gpu);
   if (m.multi_latent_attention) parts.mla_up_proj_s = mla_up_proj_fwd_s(c);
-  // Forward: the host cannot run ahead across the token-count sync, so the sections before and
-  // after it are each max(GPU, host); backward has no sync: one max over the whole layer.
-  const double layer_host = layer_host_launch_s(c.g.gpu);
-  lc.fwd_s = host_bound_time_s(gpu.fwd, layer_host, c.graphs()) +
-             host_bound_time_s(experts.fwd, expert_host, c.graphs());
-  lc.bwd_s = host_bound_time_s(gpu.bwd + experts.bwd, kHostBackwardFactor * (layer_host + expert_host),
-                               c.graphs());
-  apply_measured_compute(c, layer, &lc);
 
+  // Exposed communication of the forward pass; the backward pass moves the same bytes.
   const double tp_f = tp_comm_fwd_s(c, layer);
+  const bool tp_mlp = c.mesh.tp > 1 && (!moe || m.moe_shared_expert_intermediate_size > 0);
+  const double tp_mlp_f = tp_mlp ? tp_f / 2 : 0;  // the MLP's (or shared expert's) all-gather + reduce-scatter
   const Split cp = cp_comm(c, parts.core_attn_s);
-  double ep_f = moe ? ep_comm_fwd_s(c) : 0;  // forward; backward moves the same bytes
+  const double compute_f = attn.fwd + pre.fwd + experts.fwd + mlp.fwd;
+  const double compute_b = attn.bwd + pre.bwd + experts.bwd + mlp.bwd;
+  double ep_f = moe ? ep_comm_fwd_s(c) : 0;
   if (c.mesh.ep_comm_overlap) {
-    ep_f = exposed_after_overlap_s(kCommFwdPlusBwd * ep_f, lc.fwd_s + lc.bwd_s, kEpOverlapMinExposedFraction) /
+    ep_f = exposed_after_overlap_s(kCommFwdPlusBwd * ep_f, compute_f + compute_b, kEpOverlapMinExposedFraction) /
            kCommFwdPlusBwd;
   }
+  const double comm_f = tp_f + cp.fwd + ep_f, comm_b = tp_f + cp.bwd + ep_f;
+
+  // The two timelines (host_timeline.hpp): GPU parts in launch order with their launch times.
+  const CudaGraphs& graphs = c.mesh.cuda_graphs;
+  const HostOps ops = forward_host_ops(m, c.fp8_recipe, c.mesh.dispatch);
+  const double local_experts = moe ? static_cast<double>(m.num_experts) / c.mesh.ep : 0;
+  const bool moe_graphed = graphs.captures(kGraphMoe);
+  const TimelinePart attention{attn.fwd + (tp_f - tp_mlp_f) + cp.fwd, part_host_s(c, ops.attention, graphs.captures(kGraphAttn))};
+  TimelinePart before, after;  // the MLP part; for MoE the parts before and after the dispatcher's sync
+  if (moe) {
+    before.gpu_s = pre.fwd + tp_mlp_f;
+    before.host_s = part_host_s(c, ops.router + ops.shared, moe_graphed || graphs.captures(kGraphMoeRouter)) +
+                    part_host_s(c, ops.preprocess, moe_graphed || graphs.captures(kGraphMoePreprocess));
+    after.gpu_s = experts.fwd + ep_f;
+    after.host_s = part_host_s(c, ops.dispatch + ops.per_expert * local_experts, moe_graphed);
+  } else {
+    before.gpu_s = mlp.fwd + tp_mlp_f;
+    before.host_s = part_host_s(c, ops.mlp, graphs.captures(kGraphMlp));
+  }
+  const double host_f = attention.host_s + before.host_s + after.host_s;
+  const TimelinePart backward{compute_b + comm_b, c.g.gpu.host_backward_factor * host_f};
+  // A synchronising dispatcher splits the forward pass: after the sync the host launches this
+  // layer's dispatch and experts, then the next layer's attention and router (attributed here).
+  const bool sync = moe && dispatcher_synchronises(c.t, c.mesh.dispatch);
+  double fwd_t = 0, bwd_t = 0;
+  if (c.mesh.ep_comm_overlap) {
+    // 1F1B with EP overlap interleaves each layer's backward with another micro-batch's forward.
+    const TimelinePart seq[] = {after, backward, attention, before};
+    const double t = sync ? segment_time_s(seq, 4) + kHostSyncS : unsynchronised_time_s(seq, 4);
+    const double gf = attention.gpu_s + before.gpu_s + after.gpu_s;
+    fwd_t = t * gf / (gf + backward.gpu_s);
+    bwd_t = t - fwd_t;
+  } else {
+    const TimelinePart seq[] = {after, attention, before};
+    fwd_t = sync ? segment_time_s(seq, 3) + kHostSyncS : unsynchronised_time_s(seq, 3);
+    bwd_t = unsynchronised_time_s(&backward, 1);
+  }
+  lc.fwd_s = fwd_t - comm_f;  // compute incl. launch stalls; the communication is reported apart
+  lc.bwd_s = bwd_t - comm_b;
+  apply_measured_compute(c, layer, &lc);
   lc.tp_s = kCommFwdPlusBwd * tp_f;
   lc.cp_s = cp.fwd + cp.bwd;
   lc.ep_s = kCommFwdPlusBwd * ep_f;
-  lc.fwd_comm_s = tp_f + cp.fwd + ep_f;
+  lc.fwd_comm_s = comm_f;
 
   if (c.mesh.recompute.full()) {
     lc.bwd_s += lc.fwd_s;
@@ -335,8 +386,7 @@ LayerCost make_layer_cost(const LayerContext& c, int layer) {
     lc.cp_s += cp.fwd;
     lc.ep_s += ep_f;
   } else {
-    const bool tp_mlp = c.mesh.tp > 1 && (!moe || m.moe_shared_expert_intermediate_size > 0);
-    parts.mlp_tp_comm_s = tp_mlp ? tp_f / 2 : 0;  // the MLP's all-gather and reduce-scatter
+    parts.mlp_tp_comm_s = tp_mlp_f;
     parts.moe_ep_comm_s = ep_f;
     const RecomputeExtra x = selective_recompute_extra(c.mesh.recompute, parts);
     lc.bwd_s += x.compute_s;
@@ -354,8 +404,8 @@ LayerCost make_layer_cost(const LayerContext& c, int layer) {
 
 }  // namespace
 
-double cuda_graph_memory_gib(const TrainingSpec& t, int pp) {
-  if (!t.cuda_graphs) return 0;
+double cuda_graph_memory_gib(const CudaGraphs& g, int pp) {
+  if (!g.any()) return 0;
   return pp > 1 ? kCudaGraphMemoryPipelinedGib : kCudaGraphMemoryGib;
 }
 
@@ -521,7 +571,7 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   double act = in_flight * (sb.act - sa.act);
   if (first) act += in_flight * first_extras_.activation_bytes;
   if (last) act += last_extras_.activation_bytes;
-  const double reserved_bytes = (g.gpu.reserved_memory_gib + cuda_graph_memory_gib(s_.training, mesh_.pp)) * kGiB;
+  const double reserved_bytes = (g.gpu.reserved_memory_gib + cuda_graph_memory_gib(mesh_.cuda_graphs, mesh_.pp)) * kGiB;
   if (profile_) {  // which terms of this stage's layers came from measured points
     for (int i = a; i < b; ++i) {
       measured |= layer(i).measured_terms;

@@ -1,4 +1,5 @@
 #include "emit/flagscale_emit.hpp"
+#include "emit/megatron_args.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -254,6 +255,9 @@ FlagscaleConfig flagscale_config(const Scenario& s, const PlanSpec& plan) {
     std::ostringstream& dst = is_system_key(key) ? y : is_data_key(key) ? data : model;
     dst << "  " << key << ": " << value_of(vals) << "\n";
   }
+  // FlagScale's runner always passes --save <exp_dir>/checkpoints, and validate_args then needs a
+  // save interval: one checkpoint at the end of the trial run.
+  y << "  checkpoint:\n    save_interval: " << kTrainIters << "\n";
   write_hetero_block(s, p, y);
   write_recompute_block(p, m, y);
   y << "model:\n"

@@ -71,7 +71,14 @@ std::map<std::string, std::string> launch_env(const Scenario& s, const PlanSpec&
   for (const auto& st : p.stages) {
     pre_blackwell = pre_blackwell || s.cluster.groups[st.group].gpu.cuda_arch < kCudaArchNoMaxConnections;
   }
-  if ((p.tp > 1 || p.cp > 1) && pre_blackwell) env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1";
+  if (p.ep_comm_overlap) {
+    // EP overlap runs the all-to-all on its own streams: more than one hardware queue (Megatron's
+    // MoE README; validate_args only warns against TP/CP > 1 with it before Blackwell, and the plan
+    // was priced with the all-to-all hidden). 32 as Megatron-Bridge's performance scripts set.
+    env["CUDA_DEVICE_MAX_CONNECTIONS"] = "32";
+  } else if ((p.tp > 1 || p.cp > 1) && pre_blackwell) {
+    env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1";
+  }
   return env;
 }
 

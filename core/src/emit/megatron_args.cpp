@@ -144,9 +144,19 @@ void add_moe_args(const Scenario& s, const PlanSpec& p, FlagList& f) {
   for (int x : m.moe_layer_freq) every = every && x == 1;
   if (!every) f.add("--moe-layer-freq", quoted(moe_layer_freq_expression(m.moe_layer_freq)));
   add_router_args(m, f);
-  f.add("--moe-token-dispatcher-type", to_string(t.moe_token_dispatcher_type));
-  if (t.moe_token_dispatcher_type == Dispatcher::kFlex) f.add("--moe-flex-dispatcher-backend", "deepep");
+  f.add("--moe-token-dispatcher-type", dispatcher_name(p.dispatch));
+  if (is_flex(p.dispatch)) f.add("--moe-flex-dispatcher-backend", flex_backend_name(p.dispatch));
   f.add("--moe-grouped-gemm");
+  if (t.moe_expert_capacity_factor > 0) {
+    f.add_number("--moe-expert-capacity-factor", t.moe_expert_capacity_factor);
+    if (t.moe_pad_expert_input_to_capacity) f.add("--moe-pad-expert-input-to-capacity");
+  }
+  if (t.moe_expert_rank_capacity_factor > 0) {
+    // HybridEP's static budget needs the GroupedTensor path (transformer_config.py).
+    f.add_number("--moe-expert-rank-capacity-factor", t.moe_expert_rank_capacity_factor);
+    f.add("--moe-use-grouped-tensor");
+    if (t.moe_paged_stash) f.add("--moe-paged-stash");
+  }
   if (p.ep_comm_overlap) f.add("--overlap-moe-expert-parallel-comm --delay-wgrad-compute");
 }
 

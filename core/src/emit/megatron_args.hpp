@@ -41,6 +41,8 @@ void add_moe_args(const Scenario& s, const PlanSpec& p, FlagList& f);
 // Distributed optimizer, overlaps, BF16/FP8 (recipe from fp8_recipe_for), precision-aware
 // optimizer, CUDA graphs.
 void add_precision_args(const Scenario& s, const PlanSpec& p, FlagList& f);
+// --cuda-graph-impl and --cuda-graph-modules of the plan's graphs, with the flags they need.
+void add_cuda_graph_args(const CudaGraphs& g, FlagList& f);
 // The plan's recompute (one setting for all stages in upstream Megatron-LM).
 void add_recompute_args(const ModelSpec& m, const PlanSpec& p, FlagList& f);
 // Iterations, learning-rate schedule, logging, no evaluation (the constants above).

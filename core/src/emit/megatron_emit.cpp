@@ -76,6 +76,14 @@ MegatronCommand megatron_command(const Scenario& s, const PlanSpec& p) {
   cmd.hostfile = hostfile_text(hosts);
   cmd.launch = launch_script(s.model, hosts, cmd.env, f.str());
   cmd.args = f.str() + " " + mock_data_args(s.model);
+  if (s.training.fp8_dot_product_attention) {
+    // arguments.py builds its flags from TransformerConfig but excludes this field.
+    cmd.warnings.push_back(
+        "FP8 attention (training.fp8_dot_product_attention) has no pretrain_gpt.py flag in Megatron-LM "
+        "(arguments.py leaves TransformerConfig.fp8_dot_product_attention out of the command line): set "
+        "it in your launcher (Megatron-Bridge: model.fp8_dot_product_attention=True); this plan's time "
+        "assumes it");
+  }
   return cmd;
 }
 

@@ -15,6 +15,7 @@ struct MegatronCommand {
   std::map<std::string, std::string> env;  // required environment (also exported by launch)
   std::string launch;                      // bash script: env, data switch, torchrun per host group
   std::string hostfile;                    // hosts in pipeline-stage order (launch.hpp)
+  std::vector<std::string> warnings;       // what the command cannot say and a user must do
 };
 
 // --pipeline-model-parallel-layout for the plan's layer split ("" when Megatron's default even

@@ -41,12 +41,25 @@ void add_precision_args(const Scenario& s, const PlanSpec& p, FlagList& f) {
     f.add_number("--optimizer-offload-fraction", p.optimizer_offload_fraction);
     f.add("--overlap-cpu-optimizer-d2h-h2d");
   }
-  if (t.cuda_graphs) {
-    // Megatron-LM d98e8a6: full-iteration graphs are their own implementation (the older
-    // "--cuda-graph-impl local --cuda-graph-scope full_iteration" is migrated to it), and
-    // validate_args requires the NaN check off with them.
-    f.add("--cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad --te-rng-tracker");
+  add_cuda_graph_args(p.cuda_graphs, f);  // (FP8 attention has no flag: a plan warning)
+}
+
+void add_cuda_graph_args(const CudaGraphs& g, FlagList& f) {
+  if (!g.any()) return;
+  f.add("--cuda-graph-impl", to_string(g.impl));
+  if (g.per_layer() && g.modules != 0) {
+    std::string modules;
+    for (int i = 0; i < kGraphModuleCount; ++i) {
+      if (g.modules & (1u << i)) modules += (modules.empty() ? "" : " ") + std::string(graph_module_name(i));
+    }
+    f.add("--cuda-graph-modules", modules);
   }
+  // Megatron-LM d98e8a6: full-iteration graphs are their own implementation (the older
+  // "--cuda-graph-impl local --cuda-graph-scope full_iteration" is migrated to it), and
+  // validate_args requires the NaN check off with them; every implementation uses TE's RNG
+  // tracker (validate_args turns it on with a warning otherwise).
+  if (g.impl == GraphImpl::kFullIteration) f.add("--no-check-for-nan-in-loss-and-grad");
+  f.add("--te-rng-tracker");
 }
 
 // The modules the cost model priced, in Megatron's order (one setting for all stages upstream).

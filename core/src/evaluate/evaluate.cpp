@@ -72,15 +72,19 @@ PlanEvaluation evaluate_with_models(const Scenario& s, const PlanSpec& plan,
                                             s.training.seq_length);
   x.tflops_per_gpu = flops / x.iteration_time_s / static_cast<double>(x.gpus_used) / 1e12;
   double peak = 0;
+  std::vector<const GpuSpec*> gpus;  // one per stage (error_band)
   for (int i = 0; i < plan.pp; ++i) {
     const GpuSpec& gpu = s.cluster.groups[plan.stages[i].group].gpu;
     peak += peak_tflops(gpu, s.training.precision) * 1e12 * static_cast<double>(mesh.stage_gpus());
     x.peak_memory_gib.push_back(ev.stages[i].peak_bytes() / kGiB);
     x.memory_capacity_gib.push_back(ev.stages[i].capacity_bytes / kGiB);
     x.fits_memory = x.fits_memory && ev.stages[i].fits();
-    x.error_calibrated = x.error_calibrated && efficiency_calibrated(gpu);
+    gpus.push_back(&gpu);
   }
-  x.iteration_time_error_fraction = kCalibrationErrorFraction;
+  const ErrorBand band = error_band(gpus);
+  x.iteration_time_error_fraction = band.fraction;
+  x.error_basis = band.basis;
+  x.error_calibrated = band.calibrated;
   x.mfu = flops / x.iteration_time_s / peak;
   x.bubble_fraction = ev.time.bubble_fraction;
   return ev;

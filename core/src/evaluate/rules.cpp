@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "evaluate/stack_rules.hpp"
+#include "evaluate/violation.hpp"
 #include "spec/recompute.hpp"
 #include "hapmoe/hardware.hpp"
 
@@ -10,14 +12,11 @@ namespace hapmoe {
 
 namespace {
 thread_local bool names_only = false;  // RuleNamesOnly: skip building the messages
-// message: builds the text (only when wanted).
-template <class Message>
-RuleResult violation(const char* rule, const char* field, Message&& message) {
-  if (names_only) return RuleViolation{rule, std::string(), std::string()};
-  return RuleViolation{rule, std::string(message()), field};
-}
+using detail::violation;
 std::string str(long long v) { return std::to_string(v); }
 }  // namespace
+
+bool detail::rule_names_only() { return names_only; }
 
 RuleNamesOnly::RuleNamesOnly() : was_(names_only) { names_only = true; }
 RuleNamesOnly::~RuleNamesOnly() { names_only = was_; }
@@ -126,29 +125,12 @@ RuleResult rule_sp_seq_divisible(const Scenario& s, const Mesh& x) {
   });
 }
 
-RuleResult rule_flex_dispatcher_needs_tp_ep(const Scenario& s, const Mesh& x) {
-  if (!s.model.is_moe() || s.training.moe_token_dispatcher_type != Dispatcher::kFlex ||
-      static_cast<long long>(x.tp) * x.ep > 1) {
-    return std::nullopt;
-  }
-  return violation("flex_dispatcher_needs_tp_ep", "plan.ep",
-                   [&] { return "the flex (DeepEP) dispatcher needs tp x ep > 1"; });
-}
-
 // --overlap-moe-expert-parallel-comm's conditions (transformer_config.py __post_init__). Its
 // bf16/fp16 condition always holds: every emitted plan trains with --bf16.
 RuleResult rule_ep_overlap_needs_ep(const Scenario&, const Mesh& x) {
   if (!x.ep_comm_overlap || x.ep > 1) return std::nullopt;
   return violation("ep_overlap_needs_ep", "plan.ep_comm_overlap", [&] {
     return "ep_comm_overlap (--overlap-moe-expert-parallel-comm) needs ep > 1";
-  });
-}
-
-RuleResult rule_ep_overlap_dispatcher(const Scenario& s, const Mesh& x) {
-  if (!x.ep_comm_overlap || s.training.moe_token_dispatcher_type != Dispatcher::kAllgather) return std::nullopt;
-  return violation("ep_overlap_dispatcher", "plan.ep_comm_overlap", [&] {
-    return "ep_comm_overlap needs the alltoall or flex dispatcher "
-           "(training.moe_token_dispatcher_type)";
   });
 }
 
@@ -228,7 +210,12 @@ RuleResult check_shape_rules(const Scenario& s, const Mesh& x) {
       rule_sequence_parallel_needs_tp, rule_cp_seq_divisible, rule_sp_seq_divisible,
       rule_flex_dispatcher_needs_tp_ep, rule_recompute_modules_apply, rule_ep_overlap_needs_ep,
       rule_ep_overlap_dispatcher, rule_ep_overlap_recompute, rule_ep_overlap_mtp,
-      rule_offload_needs_distributed_optimizer, rule_offload_vs_fp8_param_gather, rule_moe_bias_needs_etp1};
+      rule_offload_needs_distributed_optimizer, rule_offload_vs_fp8_param_gather, rule_moe_bias_needs_etp1,
+      rule_deepep_no_pad_to_capacity, rule_rank_capacity_needs_hybridep, rule_graph_modules_need_per_layer_impl,
+      rule_graph_moe_vs_moe_router, rule_graph_preprocess_needs_router, rule_graph_moe_modules_need_experts,
+      rule_graph_mlp_needs_dense_layers, rule_graph_moe_needs_drop_pad, rule_graph_preprocess_host_sync,
+      rule_full_iteration_needs_static_moe, rule_graphs_full_recompute, rule_graph_te_moe_recompute,
+      rule_ep_overlap_graph_modules, rule_graph_delay_wgrad_attn_bias};
   return first_violation(kRules, s, x);
 }
 
@@ -290,7 +277,9 @@ RuleResult check_group_rules(const Scenario& s, const Mesh& x, int group) {
   if (auto v = rule_tp_in_scale_up_domain(s, x, group)) return v;
   if (auto v = rule_stage_node_alignment(s, x, group)) return v;
   if (auto v = rule_fp8_needs_hardware(s, x, group)) return v;
-  return rule_fp8_recipe_supported(s, x, group);
+  if (auto v = rule_fp8_recipe_supported(s, x, group)) return v;
+  if (auto v = rule_dispatch_supported(s, x, group)) return v;
+  return rule_fp8_attention_sinks_need_blackwell(s, x, group);
 }
 
 // ---------------------------------------------------------------- group-set rules

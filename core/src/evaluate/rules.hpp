@@ -51,10 +51,8 @@ RuleResult rule_vpp_layers(const Scenario& s, const Mesh& x);  // pp x vpp <= nu
 RuleResult rule_sequence_parallel_needs_tp(const Scenario& s, const Mesh& x);
 RuleResult rule_cp_seq_divisible(const Scenario& s, const Mesh& x);
 RuleResult rule_sp_seq_divisible(const Scenario& s, const Mesh& x);
-RuleResult rule_flex_dispatcher_needs_tp_ep(const Scenario& s, const Mesh& x);
 // ep_comm_overlap (--overlap-moe-expert-parallel-comm) conditions, one rule each.
 RuleResult rule_ep_overlap_needs_ep(const Scenario& s, const Mesh& x);
-RuleResult rule_ep_overlap_dispatcher(const Scenario& s, const Mesh& x);  // alltoall or flex
 RuleResult rule_ep_overlap_recompute(const Scenario& s, const Mesh& x);   // no full, no "moe"
 RuleResult rule_ep_overlap_mtp(const Scenario& s, const Mesh& x);         // mtp_num_layers <= 1
 RuleResult rule_ep_overlap_vpp(const Scenario& s, const Mesh& x);         // vpp > 1 when pp > 1
@@ -67,6 +65,7 @@ RuleResult rule_offload_vs_fp8_param_gather(const Scenario& s, const Mesh& x);
 // Megatron's TransformerConfig: MoE with biases on the linear layers (add_bias_linear) needs
 // expert tensor parallelism 1.
 RuleResult rule_moe_bias_needs_etp1(const Scenario& s, const Mesh& x);
+// The software-stack rules (dispatcher, token handling, CUDA graphs) are in stack_rules.hpp.
 // The rules that do not depend on pp or vpp (checked once per mesh shape by the enumerator).
 RuleResult check_shape_rules(const Scenario& s, const Mesh& x);
 // The rules that involve pp or vpp (pipeline_within_layers, vpp_*, ep_overlap_vpp).

@@ -63,24 +63,6 @@ std::vector<StageLinks> hetero_stage_links(const ClusterSpec& c, const PlanSpec&
   return links;
 }
 
-const StageCostModel* HeteroModelCache::get(const Mesh& mesh, int group) {
-  const Key key{group,
-                mesh.tp,
-                mesh.cp,
-                mesh.ep,
-                mesh.etp,
-                mesh.micro_batch_size,
-                mesh.sequence_parallel,
-                mesh.recompute.key()};
-  auto it = models_.find(key);
-  if (it != models_.end()) return it->second.get();
-  auto shape = shapes_.find(mesh.tp);
-  if (shape == shapes_.end())
-    shape = shapes_.emplace(mesh.tp, derive_model_shape(s_.model, mesh.tp)).first;
-  auto model = std::make_unique<StageCostModel>(s_, shape->second, mesh, group);
-  return models_.emplace(key, std::move(model)).first->second.get();
-}
-
 PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& plan,
                                           HeteroModelCache& cache) {
   PlanEvaluation ev;
@@ -91,6 +73,7 @@ PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& pla
   int first = 0;
   PlanMetrics& x = ev.metrics;
   double peak = 0;
+  std::vector<const GpuSpec*> gpus;  // one per stage (error_band)
   for (int i = 0; i < plan.pp; ++i) {
     const Mesh mesh = hetero_stage_mesh(plan, i);
     const StagePlan& st = plan.stages[i];
@@ -105,7 +88,7 @@ PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& pla
     x.peak_memory_gib.push_back(sc.peak_bytes() / kGiB);
     x.memory_capacity_gib.push_back(sc.capacity_bytes / kGiB);
     x.fits_memory = x.fits_memory && sc.fits();
-    x.error_calibrated = x.error_calibrated && efficiency_calibrated(gpu);
+    gpus.push_back(&gpu);
   }
   const long long m = num_microbatches(s.training, hetero_stage_mesh(plan, 0));
   ev.time = pipeline_time(c, tail, m, 1);
@@ -119,7 +102,10 @@ PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& pla
                                             static_cast<double>(s.training.global_batch_size),
                                             s.training.seq_length);
   x.tflops_per_gpu = flops / x.iteration_time_s / static_cast<double>(x.gpus_used) / 1e12;
-  x.iteration_time_error_fraction = kCalibrationErrorFraction;
+  const ErrorBand band = error_band(gpus);
+  x.iteration_time_error_fraction = band.fraction;
+  x.error_basis = band.basis;
+  x.error_calibrated = band.calibrated;
   x.mfu = flops / x.iteration_time_s / peak;
   x.bubble_fraction = ev.time.bubble_fraction;
   return ev;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hapmoe/evaluate.hpp"
+#include "search/candidate_cost.hpp"
 
 namespace hapmoe {
 
@@ -24,19 +25,9 @@ double reshard_pieces_per_rank(int from_shards, int to_shards);
 // TP/DP meet, each side's latency is paid once per reshard piece.
 std::vector<StageLinks> hetero_stage_links(const ClusterSpec& c, const PlanSpec& p);
 
-// Stage cost models keyed by (group, layer-level mesh fields); each built once.
-class HeteroModelCache {
- public:
-  explicit HeteroModelCache(const Scenario& s) : s_(s) {}
-  // The model of node group `group` under `mesh` (its tp, cp, ep, etp, micro-batch, SP, recompute).
-  const StageCostModel* get(const Mesh& mesh, int group);
-
- private:
-  using Key = std::tuple<int, int, int, int, int, int, bool, int>;
-  const Scenario& s_;
-  std::map<int, ModelShape> shapes_;  // per tp
-  std::map<Key, std::unique_ptr<StageCostModel>> models_;
-};
+// Hetero plans use the one stage-model cache (candidate_cost.hpp), keyed by every mesh field a
+// stage's cost depends on.
+using HeteroModelCache = StageModelCache;
 
 // Costs a hetero plan that passed check_hetero_plan_rules.
 PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& plan,

@@ -65,6 +65,8 @@ Mesh hetero_stage_mesh(const PlanSpec& p, int i) {
   m.sequence_parallel = m.tp > 1;
   m.recompute = p.stages[i].recompute;
   m.optimizer_offload_fraction = p.optimizer_offload_fraction;  // one fraction for the whole plan
+  m.dispatch = p.dispatch;
+  m.cuda_graphs = p.cuda_graphs;
   return m;
 }
 

@@ -149,6 +149,19 @@ RuleResult rule_hetero_recompute_per_stage(const Scenario&, const PlanSpec& p) {
                    "for all stages, or \"none\"/\"full\" per stage");
 }
 
+RuleResult rule_hetero_flagscale_dispatcher(const Scenario& s, const PlanSpec& p) {
+  if (!s.model.is_moe() || !is_flex(p.dispatch)) return std::nullopt;
+  return violation("hetero_flagscale_dispatcher", "plan.moe_token_dispatcher_type",
+                   "FlagScale's Megatron-LM has no --moe-flex-dispatcher-backend: hetero plans use the alltoall "
+                   "or allgather dispatcher");
+}
+
+RuleResult rule_hetero_flagscale_no_cuda_graphs(const Scenario&, const PlanSpec& p) {
+  if (!p.cuda_graphs.any()) return std::nullopt;
+  return violation("hetero_flagscale_no_cuda_graphs", "plan.cuda_graph_impl",
+                   "FlagScale's Megatron-LM has no --cuda-graph-impl: hetero plans run without CUDA graphs");
+}
+
 RuleResult check_hetero_plan_rules(const Scenario& s, const PlanSpec& p) {
   if (auto v = rule_stage_groups_valid(s, p)) return v;
   using Rule = RuleResult (*)(const Scenario&, const PlanSpec&);
@@ -163,7 +176,9 @@ RuleResult check_hetero_plan_rules(const Scenario& s, const PlanSpec& p) {
                                     rule_hetero_tied_first_last_dp,
                                     rule_hetero_device_types_adjacent,
                                     rule_hetero_mesh_gpus,
-                                    rule_hetero_recompute_per_stage};
+                                    rule_hetero_recompute_per_stage,
+                                    rule_hetero_flagscale_dispatcher,
+                                    rule_hetero_flagscale_no_cuda_graphs};
   for (Rule r : kRules) {
     if (auto v = r(s, p)) return v;
   }

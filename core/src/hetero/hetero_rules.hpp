@@ -32,6 +32,10 @@ RuleResult rule_hetero_mesh_gpus(const Scenario& s, const PlanSpec& p);
 // Per-stage recompute is FlagScale's per-stage full-recompute switch: either one recompute for
 // every stage, or each stage "none" or "full".
 RuleResult rule_hetero_recompute_per_stage(const Scenario& s, const PlanSpec& p);
+// FlagScale's pinned Megatron-LM (8479eb35 + its patches) has no --moe-flex-dispatcher-backend
+// and no --cuda-graph-impl: hetero plans use the alltoall or allgather dispatcher and no graphs.
+RuleResult rule_hetero_flagscale_dispatcher(const Scenario& s, const PlanSpec& p);
+RuleResult rule_hetero_flagscale_no_cuda_graphs(const Scenario& s, const PlanSpec& p);
 
 // Every rule for a hetero plan: stage count and groups, layers, the hetero rules above, then
 // Megatron's mesh rules and the group rules inside each mesh (with that mesh's TP, CP, EP, ETP,

@@ -41,6 +41,8 @@ PlanSpec entry_plan(const Scenario& s, const std::vector<int>& order,
   p.optimizer_offload_fraction = offload;
   p.micro_batch_size = mbs;
   p.vpp = 1;
+  // FlagScale's Megatron-LM: alltoall or allgather, no CUDA graphs (hetero_rules.hpp).
+  if (s.training.moe_token_dispatcher_type == Dispatcher::kAllgather) p.dispatch = Dispatch::kAllgather;
   for (size_t k = 0; k < order.size(); ++k) {
     const HeteroShape& h = meshes[k];
     for (int j = 0; j < h.pp; ++j) {

@@ -51,8 +51,7 @@ GpuSpec scale_efficiency(const GpuSpec& gpu, double k) {
   g.inter_node_efficiency = eff(gpu.inter_node_efficiency, k);
   g.alltoall_intra_node_efficiency = eff(gpu.alltoall_intra_node_efficiency, k);
   g.alltoall_inter_node_efficiency = eff(gpu.alltoall_inter_node_efficiency, k);
-  g.expert_host_us = round4(gpu.expert_host_us / k);
-  g.layer_host_us = round4(gpu.layer_host_us / k);
+  g.host_launch_us = round4(gpu.host_launch_us / k);
   return g;
 }
 

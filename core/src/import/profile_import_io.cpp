@@ -131,7 +131,7 @@ json fitted_fields(const GpuSpec& g) {
           {"inter_node_efficiency", g.inter_node_efficiency},
           {"alltoall_intra_node_efficiency", g.alltoall_intra_node_efficiency},
           {"alltoall_inter_node_efficiency", g.alltoall_inter_node_efficiency},
-          {"expert_host_us", g.expert_host_us}, {"layer_host_us", g.layer_host_us}};
+          {"host_launch_us", g.host_launch_us}};
 }
 
 // The scenario document with every group of GPU `id` carrying the overrides.

@@ -68,6 +68,7 @@ json metrics_to_json(const PlanMetrics& m) {
           {"iteration_time_range_s",
            json::array({round_sig(m.iteration_time_s * (1 - err)), round_sig(m.iteration_time_s * (1 + err))})},
           {"iteration_time_error_calibrated", m.error_calibrated},
+          {"error_basis", m.error_basis},
           {"tokens_per_s", round_sig(m.tokens_per_s)},
           {"tokens_per_s_per_gpu", round_sig(m.tokens_per_s_per_gpu)},
           {"tflops_per_gpu", round_sig(m.tflops_per_gpu)},
@@ -100,6 +101,7 @@ json evaluation_to_json(const Scenario& s, const PlanEvaluation& ev) {
   const MegatronCommand cmd = megatron_command(s, ev.plan);
   out["megatron"] = {{"args", cmd.args}, {"env", cmd.env}, {"launch", cmd.launch},
                      {"hostfile", cmd.hostfile}, {"layout", pipeline_layout(s.model, ev.plan)}};
+  out["warnings"] = cmd.warnings;
   return out;
 }
 

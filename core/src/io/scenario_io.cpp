@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "io/profile_io.hpp"
+#include "evaluate/stack_rules.hpp"
 #include "io/json_read.hpp"
 #include "io/recompute_io.hpp"
 
@@ -78,9 +79,10 @@ GpuSpec read_gpu(const json& v, const std::string& path, const PresetCatalog& pr
   g.gemm_efficiency = r.get_number("gemm_efficiency");
   g.fp8_gemm_speedup = r.get_number("fp8_gemm_speedup");
   g.attention_efficiency = r.get_number("attention_efficiency");
+  g.sink_attention_efficiency = r.get_number("sink_attention_efficiency");
   g.grouped_gemm_half_tokens = r.get_number("grouped_gemm_half_tokens");
-  g.expert_host_us = r.get_number("expert_host_us");
-  g.layer_host_us = r.get_number("layer_host_us");
+  g.host_launch_us = r.get_number("host_launch_us");
+  g.host_backward_factor = r.get_number("host_backward_factor");
   g.hbm_efficiency = r.get_number("hbm_efficiency");
   g.intra_node_efficiency = r.get_number("intra_node_efficiency");
   g.inter_node_efficiency = r.get_number("inter_node_efficiency");
@@ -88,6 +90,8 @@ GpuSpec read_gpu(const json& v, const std::string& path, const PresetCatalog& pr
   g.alltoall_inter_node_efficiency = r.get_number("alltoall_inter_node_efficiency");
   g.assumed = r.get_enum_list("assumed");
   g.efficiency_source = r.get_string("efficiency_source");
+  g.error_fraction = r.get_number("error_fraction");
+  g.error_basis = r.get_string("error_basis");
   g.source = r.get_string("source");
   r.finish();
   if (g.reserved_memory_gib >= g.memory_gib) {
@@ -334,7 +338,31 @@ ClusterSpec read_cluster(const json& v, const std::string& path, const PresetCat
 Precision to_precision(const std::string& s) { return s == "fp8" ? Precision::kFp8 : Precision::kBf16; }
 
 Dispatcher to_dispatcher(const std::string& s) {
-  return s == "allgather" ? Dispatcher::kAllgather : s == "flex" ? Dispatcher::kFlex : Dispatcher::kAlltoall;
+  return s == "allgather" ? Dispatcher::kAllgather
+         : s == "flex"    ? Dispatcher::kFlex
+         : s == "auto"    ? Dispatcher::kAuto
+                          : Dispatcher::kAlltoall;
+}
+
+FlexBackend to_flex_backend(const std::string& s) {
+  return s == "deepep" ? FlexBackend::kDeepEp : s == "hybridep" ? FlexBackend::kHybridEp : FlexBackend::kAuto;
+}
+
+GraphImpl to_graph_impl(const std::string& s) {
+  return s == "transformer_engine" ? GraphImpl::kTransformerEngine
+         : s == "local"            ? GraphImpl::kLocal
+         : s == "full_iteration"   ? GraphImpl::kFullIteration
+                                   : GraphImpl::kNone;
+}
+
+unsigned to_graph_modules(const std::vector<std::string>& names) {
+  unsigned bits = 0;
+  for (const std::string& n : names) {
+    for (int i = 0; i < kGraphModuleCount; ++i) {
+      if (n == graph_module_name(i)) bits |= 1u << i;
+    }
+  }
+  return bits;
 }
 
 // training.optimizer: Megatron's precision-aware optimizer settings.
@@ -364,16 +392,54 @@ TrainingSpec read_training(const json& v, const std::string& path) {
   t.precision = to_precision(r.get_enum("precision"));
   t.use_distributed_optimizer = r.get_bool("use_distributed_optimizer");
   t.moe_token_dispatcher_type = to_dispatcher(r.get_enum("moe_token_dispatcher_type"));
+  t.moe_flex_dispatcher_backend = to_flex_backend(r.get_enum("moe_flex_dispatcher_backend"));
   t.moe_load_imbalance = r.get_number("moe_load_imbalance");
+  t.moe_expert_capacity_factor = r.get_optional_number("moe_expert_capacity_factor").value_or(0);
+  t.moe_pad_expert_input_to_capacity = r.get_bool("moe_pad_expert_input_to_capacity");
+  t.moe_expert_rank_capacity_factor = r.get_optional_number("moe_expert_rank_capacity_factor").value_or(0);
+  t.moe_paged_stash = r.get_bool("moe_paged_stash");
+  t.fp8_dot_product_attention = r.get_bool("fp8_dot_product_attention");
   t.overlap_grad_reduce = r.get_bool("overlap_grad_reduce");
   t.overlap_param_gather = r.get_bool("overlap_param_gather");
   if (r.has("optimizer")) t.optimizer = read_optimizer(r.raw("optimizer"), r.path("optimizer"));
   r.ignore("optimizer");
   t.fp8_recipe = r.has("fp8_recipe") ? r.get_enum("fp8_recipe") : (r.ignore("fp8_recipe"), std::string());
   t.fp8_param_gather = r.get_bool("fp8_param_gather");
-  t.cuda_graphs = r.get_bool("cuda_graphs");
+  if (r.has("cuda_graph_impl")) t.cuda_graph_impl = to_graph_impl(r.get_enum("cuda_graph_impl"));
+  r.ignore("cuda_graph_impl");
+  if (r.has("cuda_graph_modules")) t.cuda_graph_modules = to_graph_modules(r.get_enum_list("cuda_graph_modules"));
+  r.ignore("cuda_graph_modules");
+  if (r.get_bool("cuda_graphs")) {  // deprecated spelling of full-iteration graphs
+    if (t.cuda_graph_impl && *t.cuda_graph_impl != GraphImpl::kFullIteration) {
+      fail("bad_value", r.path("cuda_graphs"), "expected false with cuda_graph_impl (cuda_graphs is its deprecated "
+                                               "spelling of \"full_iteration\")");
+    }
+    t.cuda_graph_impl = GraphImpl::kFullIteration;
+  }
   t.grad_reduce_in_bf16 = r.get_bool("grad_reduce_in_bf16");
   r.finish();
+  if (t.moe_pad_expert_input_to_capacity && t.moe_expert_capacity_factor <= 0) {
+    fail("bad_value", r.path("moe_pad_expert_input_to_capacity"),
+         "needs moe_expert_capacity_factor (Megatron: padding is to the expert capacity)");
+  }
+  if (t.moe_paged_stash && t.moe_expert_rank_capacity_factor <= 0) {
+    fail("bad_value", r.path("moe_paged_stash"), "needs moe_expert_rank_capacity_factor (Megatron rule)");
+  }
+  if (t.moe_expert_rank_capacity_factor > 0 && t.moe_token_dispatcher_type != Dispatcher::kFlex &&
+      t.moe_token_dispatcher_type != Dispatcher::kAuto) {
+    fail("bad_value", r.path("moe_expert_rank_capacity_factor"),
+         "needs the flex dispatcher with the hybridep backend (moe_token_dispatcher_type \"flex\" or \"auto\")");
+  }
+  if (t.moe_expert_rank_capacity_factor > 0 && t.moe_flex_dispatcher_backend == FlexBackend::kDeepEp) {
+    fail("bad_value", r.path("moe_expert_rank_capacity_factor"), "needs the hybridep backend, not deepep");
+  }
+  if (t.fp8_dot_product_attention && t.precision != Precision::kFp8) {
+    fail("bad_value", r.path("fp8_dot_product_attention"), "needs precision \"fp8\"");
+  }
+  if (t.cuda_graph_modules && t.cuda_graph_impl && *t.cuda_graph_impl == GraphImpl::kFullIteration &&
+      *t.cuda_graph_modules != 0) {
+    fail("bad_value", r.path("cuda_graph_modules"), "expected empty with cuda_graph_impl \"full_iteration\" (Megatron rule)");
+  }
   if (t.fp8_param_gather && !t.use_distributed_optimizer) {
     fail("bad_value", r.path("fp8_param_gather"), "needs use_distributed_optimizer (Megatron rule)");
   }
@@ -460,7 +526,47 @@ StagePlan read_stage(const json& v, const std::string& path, const ClusterSpec& 
   return st;
 }
 
-PlanSpec read_plan(const json& v, const std::string& path, const ClusterSpec& cluster) {
+// The plan's dispatcher: plan.moe_token_dispatcher_type and plan.moe_flex_dispatcher_backend, else
+// training's (alltoall for auto), the flex backend else deepep where every stage's group runs it,
+// else hybridep (Megatron's own default is deepep).
+Dispatch read_plan_dispatch(ObjectReader& r, const TrainingSpec& t, const ClusterSpec& cluster,
+                            const std::vector<StagePlan>& stages) {
+  const Dispatcher d = r.has("moe_token_dispatcher_type") ? to_dispatcher(r.get_enum("moe_token_dispatcher_type"))
+                                                          : t.moe_token_dispatcher_type;
+  r.ignore("moe_token_dispatcher_type");
+  const bool backend_given = r.has("moe_flex_dispatcher_backend");
+  FlexBackend b = backend_given ? to_flex_backend(r.get_enum("moe_flex_dispatcher_backend")) : t.moe_flex_dispatcher_backend;
+  r.ignore("moe_flex_dispatcher_backend");
+  if (d != Dispatcher::kFlex) {
+    if (backend_given) fail("bad_value", r.path("moe_flex_dispatcher_backend"), "needs moe_token_dispatcher_type \"flex\"");
+    return d == Dispatcher::kAllgather ? Dispatch::kAllgather : Dispatch::kAlltoall;
+  }
+  if (b == FlexBackend::kAuto) {
+    b = FlexBackend::kDeepEp;
+    for (const StagePlan& st : stages) {
+      if (st.group >= 0 && st.group < static_cast<int>(cluster.groups.size()) &&
+          !dispatch_runs_on(Dispatch::kDeepEp, cluster.groups[st.group])) {
+        b = FlexBackend::kHybridEp;
+      }
+    }
+  }
+  return b == FlexBackend::kHybridEp ? Dispatch::kHybridEp : Dispatch::kDeepEp;
+}
+
+// The plan's CUDA graphs: plan.cuda_graph_impl / cuda_graph_modules, else training's, else none.
+CudaGraphs read_plan_graphs(ObjectReader& r, const TrainingSpec& t) {
+  CudaGraphs g;
+  g.impl = r.has("cuda_graph_impl") ? to_graph_impl(r.get_enum("cuda_graph_impl"))
+                                    : t.cuda_graph_impl.value_or(GraphImpl::kNone);
+  r.ignore("cuda_graph_impl");
+  g.modules = r.has("cuda_graph_modules") ? to_graph_modules(r.get_enum_list("cuda_graph_modules"))
+              : g.per_layer()             ? t.cuda_graph_modules.value_or(0)
+                                          : 0;
+  r.ignore("cuda_graph_modules");
+  return g;
+}
+
+PlanSpec read_plan(const json& v, const std::string& path, const ClusterSpec& cluster, const TrainingSpec& training) {
   ObjectReader r(v, path, "plan");
   PlanSpec p;
   p.tp = to_int(r.get_int("tp"));
@@ -482,6 +588,8 @@ PlanSpec read_plan(const json& v, const std::string& path, const ClusterSpec& cl
                                  "), got " + std::to_string(stages.size()));
   }
   for (size_t i = 0; i < stages.size(); ++i) p.stages.push_back(read_stage(stages[i], index_path(spath, i), cluster));
+  p.dispatch = read_plan_dispatch(r, training, cluster, p.stages);
+  p.cuda_graphs = read_plan_graphs(r, training);
   r.finish();
   return p;
 }
@@ -520,7 +628,7 @@ Expected<Scenario> parse_scenario(const json& doc, const PresetCatalog& presets)
     s.training = read_training(r.raw("training"), "training");
     if (r.has("search")) s.search = read_search(r.raw("search"), "search", s.model);
     r.ignore("search");
-    if (r.has("plan")) s.plan = read_plan(r.raw("plan"), "plan", s.cluster);
+    if (r.has("plan")) s.plan = read_plan(r.raw("plan"), "plan", s.cluster, s.training);
     r.ignore("plan");
     if (r.has("profile")) {  // keyed by GPU id: read outside the field table (profile_io.hpp)
       Expected<ProfileSpec> p = parse_profile(doc.at("profile"), "profile", s.cluster);
@@ -553,10 +661,22 @@ json plan_to_json(const PlanSpec& p) {
     }
     stages.push_back(st);
   }
-  return {{"tp", p.tp}, {"cp", p.cp}, {"pp", p.pp}, {"dp", p.dp}, {"ep", p.ep},
-          {"etp", p.etp}, {"vpp", p.vpp}, {"micro_batch_size", p.micro_batch_size},
-          {"sequence_parallel", p.sequence_parallel}, {"ep_comm_overlap", p.ep_comm_overlap},
-          {"optimizer_offload_fraction", p.optimizer_offload_fraction}, {"stages", stages}};
+  json out = {{"tp", p.tp}, {"cp", p.cp}, {"pp", p.pp}, {"dp", p.dp}, {"ep", p.ep},
+              {"etp", p.etp}, {"vpp", p.vpp}, {"micro_batch_size", p.micro_batch_size},
+              {"sequence_parallel", p.sequence_parallel}, {"ep_comm_overlap", p.ep_comm_overlap},
+              {"optimizer_offload_fraction", p.optimizer_offload_fraction},
+              {"moe_token_dispatcher_type", dispatcher_name(p.dispatch)}};
+  if (is_flex(p.dispatch)) out["moe_flex_dispatcher_backend"] = flex_backend_name(p.dispatch);
+  out["cuda_graph_impl"] = to_string(p.cuda_graphs.impl);
+  if (p.cuda_graphs.per_layer()) {
+    json modules = json::array();
+    for (int i = 0; i < kGraphModuleCount; ++i) {
+      if (p.cuda_graphs.modules & (1u << i)) modules.push_back(graph_module_name(i));
+    }
+    out["cuda_graph_modules"] = modules;
+  }
+  out["stages"] = stages;
+  return out;
 }
 
 }  // namespace hapmoe

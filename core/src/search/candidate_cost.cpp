@@ -11,7 +11,10 @@ namespace hapmoe {
 
 size_t StageModelCache::KeyHash::operator()(const Key& k) const {
   Fnv1a h;
-  for (int v : {k.tp, k.cp, k.ep, k.etp, k.mbs, k.recompute, k.ep_overlap, k.group}) h.add(static_cast<uint32_t>(v));
+  for (int v : {k.tp, k.cp, k.ep, k.etp, k.mbs, k.recompute, k.ep_overlap, k.sequence_parallel, k.dispatch, k.graphs,
+                k.group}) {
+    h.add(static_cast<uint32_t>(v));
+  }
   return static_cast<size_t>(h.value());
 }
 
@@ -80,7 +83,8 @@ const StageCostModel* StageModelCache::get(const Mesh& mesh, int group) {
   if (from_ && from_group_[group] >= 0) return from_->get(mesh, from_group_[group]);
   group = model_group_[group];
   const Key key{mesh.tp, mesh.cp, mesh.ep, mesh.etp, mesh.micro_batch_size, mesh.recompute.key(),
-                mesh.ep_comm_overlap ? 1 : 0, group};
+                mesh.ep_comm_overlap ? 1 : 0, mesh.sequence_parallel ? 1 : 0, static_cast<int>(mesh.dispatch),
+                mesh.cuda_graphs.key(), group};
   return &models_.get(key, [&] { return StageCostModel(s_, shape(mesh.tp), mesh, group); });
 }
 
@@ -392,8 +396,8 @@ GroupBoundTerms group_bound_terms(const Scenario& s, const StageCostModel& model
   t.first_extra_act_bytes = model.first_extra_activation_bytes();
   t.last_extra_act_bytes = model.last_extra_activation_bytes();
   t.every_stage_bytes = model.working_bytes();
-  t.graph_bytes_single = cuda_graph_memory_gib(s.training, 1) * kGiB;
-  t.graph_bytes_pipelined = cuda_graph_memory_gib(s.training, 2) * kGiB;
+  t.graph_bytes_single = cuda_graph_memory_gib(mesh.cuda_graphs, 1) * kGiB;
+  t.graph_bytes_pipelined = cuda_graph_memory_gib(mesh.cuda_graphs, 2) * kGiB;
   t.max_layers = max_layers_in_memory(t);
   return t;
 }

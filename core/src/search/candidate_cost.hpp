@@ -36,11 +36,13 @@ class StageModelCache {
   std::pair<double, double> layer_params(const Mesh& mesh);
 
  private:
+  // Every mesh field a StageCostModel depends on (stage_cost.hpp: not dp, pp, vpp, offload).
   struct Key {
-    int tp, cp, ep, etp, mbs, recompute, ep_overlap, group;
+    int tp, cp, ep, etp, mbs, recompute, ep_overlap, sequence_parallel, dispatch, graphs, group;
     bool operator==(const Key& o) const {
       return tp == o.tp && cp == o.cp && ep == o.ep && etp == o.etp && mbs == o.mbs && recompute == o.recompute &&
-             ep_overlap == o.ep_overlap && group == o.group;
+             ep_overlap == o.ep_overlap && sequence_parallel == o.sequence_parallel && dispatch == o.dispatch &&
+             graphs == o.graphs && group == o.group;
     }
   };
   struct KeyHash {

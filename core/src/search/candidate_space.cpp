@@ -1,7 +1,10 @@
 #include "search/candidate_space.hpp"
 
+#include "search/stack_choices.hpp"
+
 #include "spec/recompute.hpp"
 #include "evaluate/rules.hpp"
+#include "evaluate/stack_rules.hpp"
 
 namespace hapmoe {
 
@@ -74,6 +77,11 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
   // kOffloadFallbackFractions when nothing fits without.
   const std::vector<double> offloads =
       sp.optimizer_offload_fraction.empty() ? std::vector<double>{0} : sp.optimizer_offload_fraction;
+  // The software stacks (stack_choices.hpp): dispatcher x CUDA graphs.
+  std::vector<std::pair<Dispatch, CudaGraphs>> stacks;
+  for (Dispatch d : dispatch_choices(s)) {
+    for (const CudaGraphs& g : graph_choices(s, d)) stacks.push_back({d, g});
+  }
   for (int tp : tps) {
     for (int cp : cps) {
       for (long long dp = 1; static_cast<long long>(tp) * cp * dp <= max_group; ++dp) {
@@ -98,11 +106,33 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
         }
         if (!any) continue;
         const std::vector<int> etps_default = tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
+        // Stages per group for each stack: the groups whose GPUs do not run its dispatcher hold
+        // none (rule dispatch_supported); nullptr when no group is left.
+        std::vector<const std::vector<int>*> stack_stages(stacks.size(), nullptr);
+        for (size_t si = 0; si < stacks.size(); ++si) {
+          const Dispatch d = stacks[si].first;
+          const size_t same = std::find_if(stacks.begin(), stacks.begin() + si, [&](const auto& x) { return x.first == d; }) -
+                              stacks.begin();
+          if (same < si) {
+            stack_stages[si] = stack_stages[same];
+            continue;
+          }
+          std::vector<int> for_d = stages;
+          bool left = false;
+          for (int g = 0; g < num_groups; ++g) {
+            if (for_d[g] > 0 && !dispatch_runs_on(d, c.groups[g])) {
+              for_d[g] = 0;
+              cuts.count("dispatch_supported");
+            }
+            left = left || for_d[g] > 0;
+          }
+          if (!left) continue;
+          stage_counts_.push_back(std::make_unique<const std::vector<int>>(std::move(for_d)));
+          stack_stages[si] = stage_counts_.back().get();
+        }
         // One shape per base, its mesh fields set below for each combination (all of them are).
-        stage_counts_.push_back(std::make_unique<const std::vector<int>>(std::move(stages)));
         MeshShape shape;
         shape.mesh = base;
-        shape.stages_ = stage_counts_.back().get();
         // The shape rules read neither vpp nor pp: a verdict found for the first vpp is reused
         // for the others (key: recompute, overlap and offload indices; the value: the first
         // violated rule's name, empty when the mesh passes).
@@ -121,28 +151,35 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
             for (int mbs : mbss) {
               verdicts.clear();
               for (int vpp : vpps) {
-                for (size_t ri = 0; ri < rcs.size(); ++ri) {
-                  for (bool overlap : overlaps) {
-                    shape.mesh.ep = ep;
-                    shape.mesh.etp = etp;
-                    shape.mesh.micro_batch_size = mbs;
-                    shape.mesh.vpp = vpp;
-                    shape.mesh.recompute = rcs[ri];
-                    shape.mesh.ep_comm_overlap = overlap;
-                    shape.mesh.optimizer_offload_fraction = base.optimizer_offload_fraction;  // as a fresh shape
-                    const size_t key = (ri * 2 + (overlap ? 1 : 0)) * (offloads.size() + 1);
-                    if (overlap_auto) {
-                      shape.ep_overlap_auto = true;
-                      shape.mesh.ep_comm_overlap = shape_rule(key + offloads.size(), shape.mesh).empty();
-                    }
-                    const size_t checked = (ri * 2 + (shape.mesh.ep_comm_overlap ? 1 : 0)) * (offloads.size() + 1);
-                    for (size_t fi = 0; fi < offloads.size(); ++fi) {
-                      shape.mesh.optimizer_offload_fraction = offloads[fi];
-                      if (const std::string_view rule = shape_rule(checked + fi, shape.mesh); !rule.empty()) {
-                        cuts.count(rule);
-                        continue;
+                for (size_t si = 0; si < stacks.size(); ++si) {
+                  if (!stack_stages[si]) continue;
+                  shape.stages_ = stack_stages[si];
+                  for (size_t ri = 0; ri < rcs.size(); ++ri) {
+                    for (bool overlap : overlaps) {
+                      shape.mesh.ep = ep;
+                      shape.mesh.etp = etp;
+                      shape.mesh.micro_batch_size = mbs;
+                      shape.mesh.vpp = vpp;
+                      shape.mesh.recompute = rcs[ri];
+                      shape.mesh.ep_comm_overlap = overlap;
+                      shape.mesh.dispatch = stacks[si].first;
+                      shape.mesh.cuda_graphs = stacks[si].second;
+                      shape.mesh.optimizer_offload_fraction = base.optimizer_offload_fraction;  // as a fresh shape
+                      const size_t combo = si * rcs.size() + ri;
+                      const size_t key = (combo * 2 + (overlap ? 1 : 0)) * (offloads.size() + 1);
+                      if (overlap_auto) {
+                        shape.ep_overlap_auto = true;
+                        shape.mesh.ep_comm_overlap = shape_rule(key + offloads.size(), shape.mesh).empty();
                       }
-                      shapes_.push_back(shape);
+                      const size_t checked = (combo * 2 + (shape.mesh.ep_comm_overlap ? 1 : 0)) * (offloads.size() + 1);
+                      for (size_t fi = 0; fi < offloads.size(); ++fi) {
+                        shape.mesh.optimizer_offload_fraction = offloads[fi];
+                        if (const std::string_view rule = shape_rule(checked + fi, shape.mesh); !rule.empty()) {
+                          cuts.count(rule);
+                          continue;
+                        }
+                        shapes_.push_back(shape);
+                      }
                     }
                   }
                 }

@@ -29,6 +29,7 @@ std::string plan_key(const PlanSpec& p) {
   k += to_string(p.stages.empty() ? Recompute::kNone : p.stages[0].recompute);
   k += p.ep_comm_overlap ? ",o" : ",-";
   k += "," + std::to_string(p.optimizer_offload_fraction);
+  k += std::string(",") + dispatcher_name(p.dispatch) + flex_backend_name(p.dispatch) + "," + to_string(p.cuda_graphs);
   for (const auto& st : p.stages) k += "|" + std::to_string(st.group) + ":" + std::to_string(st.layers);
   return k;
 }

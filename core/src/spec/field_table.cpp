@@ -260,6 +260,9 @@ const FieldDef kFields[] = {
     // FP8 can at most double the BF16 rate per tensor core generation; 4 leaves room.
     val("cluster.groups[].gpu.fp8_gemm_speedup", T::kNumber, "x", 0.25, 4, 1.35,
         "Achieved FP8 GEMM rate over the achieved BF16 rate (matrix multiplies only)."),
+    val("cluster.groups[].gpu.sink_attention_efficiency", T::kNumber, "fraction", 0.001, 1, 0.045,
+        "Fraction of bf16_tflops that BF16 attention with sinks (softmax_type learnable or "
+        "off-by-one) reaches: Transformer Engine runs it on cuDNN's sink path, not FlashAttention."),
     val("cluster.groups[].gpu.attention_efficiency", T::kNumber, "fraction", 0.01, 1, 0.55,
         "Fraction of bf16_tflops that flash attention's forward pass reaches."),
     // 1e6 tokens per expert is beyond any micro-batch; 0 turns the small-GEMM penalty off.
@@ -268,11 +271,17 @@ const FieldDef kFields[] = {
         "rate; models the slowdown of small expert batches."),
     // 0.1 s of host time per expert per layer would be a broken launch path; 1e5 us keeps any
     // measured value.
-    val("cluster.groups[].gpu.expert_host_us", T::kNumber, "us", 0, 1e5, 280,
-        "Host (CPU) time to launch one local expert's forward kernels; hidden while the GPU is "
-        "busier, removed by CUDA graphs."),
-    val("cluster.groups[].gpu.layer_host_us", T::kNumber, "us", 0, 1e5, 40,
-        "Host time to launch one layer's other forward kernels."),
+    // 0.1 s of host time per launched operation would be a broken launch path; 1e5 us keeps any
+    // measured value.
+    val("cluster.groups[].gpu.host_launch_us", T::kNumber, "us", 0, 1e5, 40,
+        "Host (CPU) time per operation launched in eager mode (one PyTorch / Transformer Engine "
+        "module step and its kernels); hidden while the GPU is busier, except after the MoE "
+        "dispatcher's host synchronisation; removed by CUDA graphs."),
+    // Backward launches two GEMMs per forward GEMM through one autograd call: 1..2; 4 keeps any
+    // measured value.
+    val("cluster.groups[].gpu.host_backward_factor", T::kNumber, "x", 0.5, 4, 1.75,
+        "Host time of a layer's backward pass over its forward pass (dgrad and wgrad launches "
+        "through one autograd call per module)."),
     val("cluster.groups[].gpu.hbm_efficiency", T::kNumber, "fraction", 0.01, 1, 0.75,
         "Fraction of hbm_gbps that element-wise kernels reach."),
     val("cluster.groups[].gpu.intra_node_efficiency", T::kNumber, "fraction", 0.01, 1, 0.75,
@@ -285,12 +294,18 @@ const FieldDef kFields[] = {
         "Fraction of inter_node_gbps the expert all-to-all reaches across nodes."),
     {"cluster.groups[].gpu.assumed", T::kEnumList, "", 0, 0, D::kValue, 0, "",
      "memory_gib|bf16_tflops|fp8_tflops|hbm_gbps|intra_node_gbps|inter_node_gbps|host_link_gbps|"
-     "reserved_memory_gib|fp8_recipes|gemm_efficiency|fp8_gemm_speedup|attention_efficiency|"
-     "grouped_gemm_half_tokens|expert_host_us|layer_host_us|hbm_efficiency|intra_node_efficiency|"
+     "reserved_memory_gib|fp8_recipes|gemm_efficiency|fp8_gemm_speedup|attention_efficiency|sink_attention_efficiency|"
+     "grouped_gemm_half_tokens|host_launch_us|host_backward_factor|hbm_efficiency|intra_node_efficiency|"
      "inter_node_efficiency|alltoall_intra_node_efficiency|alltoall_inter_node_efficiency",
      "Fields whose value is an assumption rather than a published or fitted number."},
     text("cluster.groups[].gpu.efficiency_source", D::kValue, "",
          "Where the efficiency constants come from (the runs they were fitted on, or why assumed)."),
+    // A band of 0.1% is tighter than any published run repeats; 10 (1000%) means "unknown".
+    val("cluster.groups[].gpu.error_fraction", T::kNumber, "fraction", 0.001, 10, 0.4,
+        "Relative error band of predicted step times on this GPU: its generation's leave-one-out "
+        "error on published runs, or 40% for an uncalibrated GPU."),
+    text("cluster.groups[].gpu.error_basis", D::kValue, "",
+         "Where error_fraction comes from (shown with every plan's time range)."),
     text("cluster.groups[].gpu.source", D::kValue, "", "Where the GPU's numbers come from."),
 
     // ---- training ----------------------------------------------------------------------
@@ -303,9 +318,31 @@ const FieldDef kFields[] = {
            "Number format of the matrix multiplies; fp8 uses fp8_tflops and the GPU's fp8_recipe."),
     flag("training.use_distributed_optimizer", true,
          "Shard optimizer state across data-parallel ranks (ZeRO-1), saving memory."),
-    choice("training.moe_token_dispatcher_type", "alltoall|allgather|flex", "alltoall",
+    choice("training.moe_token_dispatcher_type", "alltoall|allgather|flex|auto", "alltoall",
            "How tokens reach their experts across EP ranks (Megatron "
-           "--moe-token-dispatcher-type)."),
+           "--moe-token-dispatcher-type); auto: searched over alltoall and the flex backends the "
+           "GPUs support."),
+    choice("training.moe_flex_dispatcher_backend", "auto|deepep|hybridep", "auto",
+           "Backend of the flex dispatcher (--moe-flex-dispatcher-backend): DeepEP (Ampere, Hopper, "
+           "B200/B300) or HybridEP (also GB200/GB300 NVL72); auto: searched over those the GPUs "
+           "support."),
+    // Capacity factors: 0.01 keeps a token per 100 experts' share; 64 pads beyond any routing skew.
+    unset("training.moe_expert_capacity_factor", T::kNumber, "x", 0.01, 64, "dropless (no capacity)",
+          "Token dropping: each expert takes at most this many times its balanced share of tokens "
+          "(--moe-expert-capacity-factor); changes the training numerics."),
+    flag("training.moe_pad_expert_input_to_capacity", false,
+         "Pad every expert's input to its capacity (--moe-pad-expert-input-to-capacity; needs "
+         "moe_expert_capacity_factor): static shapes, no host synchronisation in the dispatcher, "
+         "CUDA graphs of the whole MoE block."),
+    unset("training.moe_expert_rank_capacity_factor", T::kNumber, "x", 0.01, 64, "none (dynamic)",
+          "HybridEP's static per-EP-rank token budget, in multiples of the balanced share "
+          "(--moe-expert-rank-capacity-factor); tokens above it are dropped. Makes dropless MoE "
+          "capturable by full-iteration CUDA graphs."),
+    flag("training.moe_paged_stash", false,
+         "Stash routed-expert activations in pages holding only the real tokens "
+         "(--moe-paged-stash; needs moe_expert_rank_capacity_factor)."),
+    flag("training.fp8_dot_product_attention", false,
+         "Run the attention core in FP8 (--fp8-dot-product-attention; needs precision fp8)."),
     // max/mean = 1 is perfect balance; 1000 exceeds any ratio a router with >=1 token per
     // expert can produce at today's expert counts.
     val("training.moe_load_imbalance", T::kNumber, "max/mean", 1, 1000, 1,
@@ -330,9 +367,20 @@ const FieldDef kFields[] = {
     flag("training.fp8_param_gather", false,
          "Keep FP8 weight copies and all-gather them in FP8 (--fp8-param-gather); needs the "
          "distributed optimizer."),
+    {"training.cuda_graph_impl", T::kEnum, "", 0, 0, D::kUnset, 0,
+     "searched: none, Transformer Engine graphs of the static layer parts, and full-iteration "
+     "graphs where the MoE shapes are static",
+     "none|transformer_engine|local|full_iteration",
+     "CUDA graphs (--cuda-graph-impl): replay captured kernels instead of launching them from the "
+     "host; cost graph memory."},
+    {"training.cuda_graph_modules", T::kEnumList, "", 0, 0, D::kUnset, 0,
+     "with transformer_engine or local: the static parts (attn, moe_router, moe_preprocess; a "
+     "dense model's whole layer)",
+     "attn|mlp|moe|moe_router|moe_preprocess",
+     "Layer parts captured by per-layer CUDA graphs (--cuda-graph-modules); an empty list is the "
+     "whole layer."},
     flag("training.cuda_graphs", false,
-         "Capture the training step in CUDA graphs: removes host launch time, reserves graph "
-         "buffers."),
+         "Deprecated: true is cuda_graph_impl \"full_iteration\"."),
     flag("training.grad_reduce_in_bf16", false,
          "Reduce gradients across data-parallel ranks in BF16 instead of FP32."),
 
@@ -405,6 +453,17 @@ const FieldDef kFields[] = {
     flag("plan.ep_comm_overlap", false,
          "Overlap expert-parallel all-to-all with another micro-batch's computation (see "
          "search.ep_comm_overlap)."),
+    {"plan.moe_token_dispatcher_type", T::kEnum, "", 0, 0, D::kDerived, 0,
+     "training.moe_token_dispatcher_type (alltoall when auto)", "alltoall|allgather|flex",
+     "The plan's token dispatcher (--moe-token-dispatcher-type)."},
+    {"plan.moe_flex_dispatcher_backend", T::kEnum, "", 0, 0, D::kDerived, 0,
+     "training.moe_flex_dispatcher_backend, else deepep where the GPUs run it, else hybridep",
+     "deepep|hybridep", "The flex dispatcher's backend (with moe_token_dispatcher_type flex)."},
+    {"plan.cuda_graph_impl", T::kEnum, "", 0, 0, D::kDerived, 0, "training.cuda_graph_impl, else none",
+     "none|transformer_engine|local|full_iteration", "The plan's CUDA graphs (--cuda-graph-impl)."},
+    {"plan.cuda_graph_modules", T::kEnumList, "", 0, 0, D::kDerived, 0,
+     "training.cuda_graph_modules, else none (the whole layer)", "attn|mlp|moe|moe_router|moe_preprocess",
+     "Layer parts captured by per-layer graphs (--cuda-graph-modules)."},
     val("plan.optimizer_offload_fraction", T::kNumber, "fraction", 0, 1, 0,
         "Share of the optimizer state on the host (see search.optimizer_offload_fraction)."),
     {"plan.stages", T::kObjectList, "stages", 1, kMaxWays, D::kRequired, 0, "", "",

@@ -20,6 +20,18 @@ Link alltoall_scale_out_link(const NodeGroup& g) {
   return {g.inter_node_gbps, g.gpu.alltoall_inter_node_efficiency, kScaleOutLatencyS};
 }
 
+Link dispatch_scale_up_link(const NodeGroup& g, Dispatch d) {
+  Link l = alltoall_scale_up_link(g);
+  if (is_flex(d)) l.efficiency = kFlexScaleUpEfficiency;
+  return l;
+}
+
+Link dispatch_scale_out_link(const NodeGroup& g, Dispatch d) {
+  Link l = alltoall_scale_out_link(g);
+  if (is_flex(d)) l.efficiency = kFlexScaleOutEfficiency;
+  return l;
+}
+
 int ep_ranks_per_node(const NodeGroup& g, int ep, int etp) {
   const long long span = static_cast<long long>(ep) * etp;
   return span <= g.gpus_per_node ? ep : std::max(1, g.gpus_per_node / etp);
@@ -61,6 +73,20 @@ bool efficiency_calibrated(const GpuSpec& gpu) {
     if (f == "gemm_efficiency") return false;
   }
   return true;
+}
+
+ErrorBand error_band(const std::vector<const GpuSpec*>& gpus) {
+  ErrorBand b;
+  for (const GpuSpec* g : gpus) {
+    b.calibrated = b.calibrated && efficiency_calibrated(*g);
+    if (g->error_fraction > b.fraction || b.basis.empty()) {
+      b.fraction = std::max(b.fraction, g->error_fraction);
+      b.basis = g->error_basis.empty() ? "uncalibrated GPU (" + g->name + "): efficiency constants assumed, no "
+                                         "published run of it fitted"
+                                       : g->error_basis;
+    }
+  }
+  return b;
 }
 
 double peak_tflops(const GpuSpec& gpu, Precision p) {

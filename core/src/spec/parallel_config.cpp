@@ -20,6 +20,8 @@ Mesh mesh_of(const PlanSpec& p) {
   m.recompute = p.stages.empty() ? Recompute::kNone : p.stages.front().recompute;
   m.ep_comm_overlap = p.ep_comm_overlap;
   m.optimizer_offload_fraction = p.optimizer_offload_fraction;
+  m.dispatch = p.dispatch;
+  m.cuda_graphs = p.cuda_graphs;
   return m;
 }
 
@@ -37,6 +39,8 @@ PlanSpec plan_of(const Mesh& mesh, const ClusterSpec& cluster, const std::vector
   p.sequence_parallel = mesh.sequence_parallel;
   p.ep_comm_overlap = mesh.ep_comm_overlap;
   p.optimizer_offload_fraction = mesh.optimizer_offload_fraction;
+  p.dispatch = mesh.dispatch;
+  p.cuda_graphs = mesh.cuda_graphs;
   p.stages.reserve(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
     const int g = stage_groups[i];

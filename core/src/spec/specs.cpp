@@ -29,8 +29,57 @@ const char* to_string(Dispatcher d) {
   switch (d) {
     case Dispatcher::kAllgather: return "allgather";
     case Dispatcher::kFlex: return "flex";
+    case Dispatcher::kAuto: return "auto";
     default: return "alltoall";
   }
+}
+
+const char* to_string(FlexBackend b) {
+  switch (b) {
+    case FlexBackend::kDeepEp: return "deepep";
+    case FlexBackend::kHybridEp: return "hybridep";
+    default: return "auto";
+  }
+}
+
+const char* dispatcher_name(Dispatch d) {
+  switch (d) {
+    case Dispatch::kAllgather: return "allgather";
+    case Dispatch::kDeepEp:
+    case Dispatch::kHybridEp: return "flex";
+    default: return "alltoall";
+  }
+}
+
+const char* flex_backend_name(Dispatch d) {
+  return d == Dispatch::kDeepEp ? "deepep" : d == Dispatch::kHybridEp ? "hybridep" : "";
+}
+
+const char* graph_module_name(int i) {
+  static constexpr const char* kNames[kGraphModuleCount] = {"attn", "mlp", "moe", "moe_router", "moe_preprocess"};
+  return i >= 0 && i < kGraphModuleCount ? kNames[i] : "";
+}
+
+const char* to_string(GraphImpl g) {
+  switch (g) {
+    case GraphImpl::kTransformerEngine: return "transformer_engine";
+    case GraphImpl::kLocal: return "local";
+    case GraphImpl::kFullIteration: return "full_iteration";
+    default: return "none";
+  }
+}
+
+std::string to_string(const CudaGraphs& g) {
+  std::string out = to_string(g.impl);
+  if (!g.per_layer()) return out;
+  out += "[";
+  bool first = true;
+  for (int i = 0; i < kGraphModuleCount; ++i) {
+    if ((g.modules & (1u << i)) == 0) continue;
+    out += (first ? "" : ",") + std::string(graph_module_name(i));
+    first = false;
+  }
+  return out + (g.modules == 0 ? "whole layer]" : "]");
 }
 
 // Every field, so that groups differing in any override are never treated as interchangeable
@@ -39,10 +88,11 @@ bool operator==(const GpuSpec& a, const GpuSpec& b) {
   auto fields = [](const GpuSpec& g) {
     return std::tie(g.id, g.name, g.vendor, g.memory_gib, g.bf16_tflops, g.fp8_tflops, g.hbm_gbps, g.intra_node_gbps,
                     g.inter_node_gbps, g.gpus_per_node, g.reserved_memory_gib, g.host_link_gbps, g.fp8_recipes,
-                    g.cuda_arch, g.generation, g.gemm_efficiency, g.fp8_gemm_speedup, g.attention_efficiency,
-                    g.grouped_gemm_half_tokens, g.expert_host_us, g.layer_host_us, g.hbm_efficiency,
+                    g.cuda_arch, g.generation, g.gemm_efficiency, g.fp8_gemm_speedup, g.attention_efficiency, g.sink_attention_efficiency,
+                    g.grouped_gemm_half_tokens, g.host_launch_us, g.host_backward_factor, g.hbm_efficiency,
                     g.intra_node_efficiency, g.inter_node_efficiency, g.alltoall_intra_node_efficiency,
-                    g.alltoall_inter_node_efficiency, g.assumed, g.efficiency_source, g.source);
+                    g.alltoall_inter_node_efficiency, g.assumed, g.efficiency_source, g.error_fraction,
+                    g.error_basis, g.source);
   };
   return fields(a) == fields(b);
 }

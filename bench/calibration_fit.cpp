@@ -431,9 +431,9 @@ bool write_fitted_presets(const Calibration& c, const Report& r, std::string* gp
       g["error_fraction"] = b.fraction;
       char basis[320];
       std::snprintf(basis, sizeof basis,
-                    "+-%.0f%%: the leave-one-out error (each run predicted by a fit without it) covering %.0f%% of "
-                    "%d published Megatron runs on %s GPUs (calibration/runs.json, build/calibration --fit)",
-                    100 * b.fraction, 100 * kBandCoverage, b.rows, b.name.c_str());
+                    "the leave-one-out error (each run predicted by a fit without it) covering %.0f%% of %d "
+                    "published Megatron runs on %s GPUs (calibration/runs.json, build/calibration --fit)",
+                    100 * kBandCoverage, b.rows, b.name.c_str());
       g["error_basis"] = basis;
     }
   }

@@ -99,16 +99,29 @@ std::string recompute_of(const json& plan) {
   return first;
 }
 
+// "a2a", "dep" (DeepEP), "hep" (HybridEP), "ag"; then "/te" or "/loc" (per-layer CUDA graphs) or
+// "/full" (full-iteration graphs).
+std::string stack_of(const json& pl) {
+  const std::string d = pl.value("moe_token_dispatcher_type", std::string("alltoall"));
+  const std::string b = pl.value("moe_flex_dispatcher_backend", std::string());
+  std::string out = d == "flex" ? (b == "hybridep" ? "hep" : "dep") : d == "allgather" ? "ag" : "a2a";
+  const std::string g = pl.value("cuda_graph_impl", std::string("none"));
+  if (g == "transformer_engine") out += "/te";
+  if (g == "local") out += "/loc";
+  if (g == "full_iteration") out += "/full";
+  return out;
+}
+
 void print_plan_row(int rank, const json& p) {
   const json& pl = p["plan"];
   const json& m = p["metrics"];
   std::string rc = recompute_of(pl);
   if (pl.value("ep_comm_overlap", false)) rc += " +ovl";
   if (pl.value("optimizer_offload_fraction", 0.0) > 0) rc += " +off" + fmt(pl["optimizer_offload_fraction"].get<double>(), 2);
-  std::printf("%4d  %2d %2d %3d %4d %3d %3d %3d %3d  %-9s %9s %10s %8s %6s %8s  %s\n", rank,
+  std::printf("%4d  %2d %2d %3d %4d %3d %3d %3d %3d  %-8s %-9s %9s %10s %8s %6s %8s  %s\n", rank,
               pl["tp"].get<int>(), pl["cp"].get<int>(), pl["pp"].get<int>(), pl["dp"].get<int>(),
               pl["ep"].get<int>(), pl["etp"].get<int>(), pl["vpp"].get<int>(),
-              pl["micro_batch_size"].get<int>(),
+              pl["micro_batch_size"].get<int>(), stack_of(pl).c_str(),
               rc.c_str(),
               fmt(m["iteration_time_s"].get<double>()).c_str(),
               fmt(m["tokens_per_s_per_gpu"].get<double>(), 0).c_str(),
@@ -118,10 +131,31 @@ void print_plan_row(int rank, const json& p) {
 }
 
 void print_table_header() {
-  std::printf("rank  tp cp  pp   dp  ep etp vpp mbs  recompute   iter(s) tok/s/GPU TFLOPS/GPU    MFU  mem(GiB)  layers per stage\n");
+  std::printf("rank  tp cp  pp   dp  ep etp vpp mbs  stack    recompute   iter(s) tok/s/GPU TFLOPS/GPU    MFU  mem(GiB)  layers per stage\n");
+}
+
+// The best plan's software stack and the band of its predicted time.
+void print_stack_and_band(const json& p) {
+  const json& pl = p["plan"];
+  const json& m = p["metrics"];
+  std::string dispatch = pl.value("moe_token_dispatcher_type", std::string("alltoall"));
+  if (pl.contains("moe_flex_dispatcher_backend")) dispatch += " (" + pl["moe_flex_dispatcher_backend"].get<std::string>() + ")";
+  std::string graphs = pl.value("cuda_graph_impl", std::string("none"));
+  if (pl.contains("cuda_graph_modules")) {
+    std::string mods;
+    for (const auto& x : pl["cuda_graph_modules"]) mods += (mods.empty() ? "" : ", ") + x.get<std::string>();
+    graphs += " [" + (mods.empty() ? std::string("whole layer") : mods) + "]";
+  }
+  std::printf("\nbest plan: token dispatcher %s, CUDA graphs %s\n", dispatch.c_str(), graphs.c_str());
+  const json& range = m["iteration_time_range_s"];
+  std::printf("iteration time %s s, likely %s to %s s (+-%s%%: %s)\n", fmt(m["iteration_time_s"].get<double>()).c_str(),
+              fmt(range[0].get<double>()).c_str(), fmt(range[1].get<double>()).c_str(),
+              fmt(100 * m["iteration_time_error_fraction"].get<double>(), 0).c_str(),
+              m.value("error_basis", std::string()).c_str());
 }
 
 void print_stages(const json& p) {
+  print_stack_and_band(p);
   std::printf("\nstages of the best plan:\n  stage  gpu            layers  fwd(ms)  bwd(ms)  memory (GiB)\n");
   for (const auto& st : p["breakdown"]["stages"]) {
     std::printf("  %5d  %-14s %6d %8s %8s  %s / %s%s\n", st["stage"].get<int>(),
@@ -143,6 +177,7 @@ void print_stages(const json& p) {
                 p["flagscale"]["hostfile"].get<std::string>().c_str());
     return;
   }
+  for (const auto& w : p.value("warnings", json::array())) std::printf("warning: %s\n", w.get<std::string>().c_str());
   std::printf("\nMegatron-LM:\n");
   for (const auto& [k, v] : p["megatron"]["env"].items()) std::printf("  export %s=%s\n", k.c_str(), v.get<std::string>().c_str());
   std::printf("  %s\n", p["megatron"]["args"].get<std::string>().c_str());

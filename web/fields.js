@@ -48,8 +48,15 @@ export const TRAINING_MAIN = [
 ];
 export const TRAINING_MORE = [
   ['use_distributed_optimizer', 'Distributed optimizer'], ['moe_token_dispatcher_type', 'Token dispatcher'],
+  ['moe_flex_dispatcher_backend', 'Flex dispatcher backend'],
+  ['moe_expert_capacity_factor', 'Expert capacity factor', { step: 0.05 }],
+  ['moe_pad_expert_input_to_capacity', 'Pad experts to capacity'],
+  ['moe_expert_rank_capacity_factor', 'HybridEP rank budget', { step: 0.05 }],
+  ['moe_paged_stash', 'Paged stash'],
+  ['cuda_graph_impl', 'CUDA graphs'], ['cuda_graph_modules', 'CUDA graph modules', { placeholder: 'searched; e.g. attn moe_router, [] = whole layer' }],
   ['overlap_grad_reduce', 'Overlap grad reduce'], ['overlap_param_gather', 'Overlap param gather'],
-  ['fp8_recipe', 'FP8 recipe'], ['fp8_param_gather', 'FP8 parameter gather'], ['cuda_graphs', 'CUDA graphs'],
+  ['fp8_recipe', 'FP8 recipe'], ['fp8_param_gather', 'FP8 parameter gather'],
+  ['fp8_dot_product_attention', 'FP8 attention'], ['cuda_graphs', 'Full-iteration graphs (deprecated)'],
   ['grad_reduce_in_bf16', 'Gradient reduce in BF16'],
   ['optimizer.precision_aware', 'Precision-aware optimizer'], ['optimizer.main_grads_dtype', 'Main grads dtype'],
   ['optimizer.main_params_dtype', 'Master weights dtype'], ['optimizer.exp_avg_dtype', 'Adam m dtype'],
@@ -69,7 +76,7 @@ export const SEARCH_MORE = [
 const KIND = {
   int: 'int', number: 'num', bool: 'bool', string: 'text', enum: 'select', int_choices: 'list',
   enum_choices: 'checks', layer_freq: 'json', layer_split: 'list', spec: 'json',
-  bool_choices: 'list', number_choices: 'list', recompute_choices: 'checks',
+  bool_choices: 'list', number_choices: 'list', recompute_choices: 'checks', enum_list: 'words',
 };
 
 /** Index of the schema's fields by path pattern ("cluster.groups[].gpu.memory_gib"). */
@@ -183,6 +190,8 @@ export function readInput(input) {
   if (raw === '') return null;
   if (kind === 'int' || kind === 'num') return Number(raw);
   if (kind === 'json') { try { return JSON.parse(raw); } catch { return raw; } }
+  // A list of names, always an array: "attn moe_router"; "[]" is the empty list.
+  if (kind === 'words') return raw === '[]' ? [] : raw.split(/[\s,]+/).filter(Boolean);
   if (kind === 'list') {
     const items = raw.split(/[\s,]+/).filter(Boolean)
       .map((s) => (/^-?\d+(\.\d+)?$/.test(s) ? Number(s) : s === 'true' || s === 'false' ? s === 'true' : s));
@@ -198,6 +207,7 @@ export function writeInput(input, value) {
   if (value == null) { input.value = kind === 'select' ? input.options[0]?.value ?? '' : ''; return; }
   if (kind === 'json') input.value = JSON.stringify(value);
   else if (kind === 'list') input.value = Array.isArray(value) ? value.join(', ') : String(value);
+  else if (kind === 'words') input.value = Array.isArray(value) ? (value.length ? value.join(' ') : '[]') : String(value);
   else input.value = String(value);
 }
 

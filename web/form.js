@@ -78,7 +78,8 @@ function readChanged(inputs) {
   const out = {};
   for (const [key, { def, input }] of inputs) {
     const v = readInput(input);
-    if (def.required || (v != null && !(Array.isArray(v) && !v.length) && !sameValue(v, def.default))) out[key] = v;
+    const emptyList = Array.isArray(v) && !v.length && def.kind !== 'words';
+    if (def.required || (v != null && !emptyList && !sameValue(v, def.default))) out[key] = v;
   }
   return out;
 }

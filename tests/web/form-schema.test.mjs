@@ -28,7 +28,7 @@ test('every field the page shows is in the schema, with a kind the form can rend
     fieldDef(schema, 'search.recompute', 'Recompute'), fieldDef(schema, 'cluster.inter_group_gbps', 'x'),
   ];
   for (const d of defs) {
-    assert.ok(['int', 'num', 'bool', 'text', 'select', 'list', 'checks', 'json'].includes(d.kind), d.path);
+    assert.ok(['int', 'num', 'bool', 'text', 'select', 'list', 'words', 'checks', 'json'].includes(d.kind), d.path);
     assert.ok(d.help.length > 10, d.path);
     if (d.kind === 'select' || d.kind === 'checks') assert.ok(d.options.length > 0, d.path);
   }

@@ -99,6 +99,30 @@ describe('links, files and hostile input', { timeout: 300_000 }, () => {
     assert.deepEqual(decoded.search.tp, [1, 2]);
   });
 
+  test('software-stack fields: a typed module list, an empty list (whole layer) and a dispatcher reach the link and the command', async () => {
+    const page = await openAndPlan(h, `${h.url}/`);
+    const before = await runs(page);
+    await page.click('summary:has-text("More training options")');
+    await page.selectOption(field('training.moe_token_dispatcher_type'), 'flex');
+    await page.selectOption(field('training.cuda_graph_impl'), 'transformer_engine');
+    await page.fill(field('training.cuda_graph_modules'), 'attn, moe_router');
+    await page.click('#plan-btn');
+    await waitRuns(page, before);
+    let t = (await hashScenario(page)).scenario.training;
+    assert.equal(t.moe_token_dispatcher_type, 'flex');
+    assert.deepEqual(t.cuda_graph_modules, ['attn', 'moe_router']);
+    assert.match(await page.textContent('#megatron-args'), /--cuda-graph-modules attn moe_router\b/);
+    assert.match(await page.textContent('#megatron-args'), /--moe-token-dispatcher-type flex\b/);
+    await page.fill(field('training.cuda_graph_modules'), '[]');
+    // The URL follows the edit after the form's debounce: poll the decoded link.
+    for (let i = 0; i < 100 && (t = (await hashScenario(page)).scenario.training).cuda_graph_modules.length; i++) {
+      await page.waitForTimeout(100);
+    }
+    assert.deepEqual(t.cuda_graph_modules, []);
+    const other = await openAndPlan(h, page.url());
+    assert.equal(await other.inputValue(field('training.cuda_graph_modules')), '[]');
+  });
+
   test('the URL follows edits, each run is a history entry and Back returns to the previous scenario', async () => {
     const page = await openAndPlan(h, `${h.url}/`);
     await page.fill(field('training.global_batch_size'), '512');

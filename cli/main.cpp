@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api.hpp"
+#include "int_arg.hpp"
 #include "profile_cmd.hpp"
 #include "reproduce_table.hpp"
 #include "hapmoe/json_text.hpp"
@@ -315,15 +316,16 @@ int main(int argc, char** argv) {
     } else if (args[i] == "--timing") {
       timing = true;
     } else if (args[i] == "--top") {
-      if (i + 1 >= args.size()) return usage_error("--top needs a number");
-      try {
-        top = std::stoi(args[++i]);
-      } catch (...) {
-        return usage_error("--top needs a number from 1 to 100");
-      }
-      if (top < 1 || top > 100) return usage_error("--top needs a number from 1 to 100");
+      const std::string value = i + 1 < args.size() ? args[++i] : "";
+      const auto n = hapmoe_cli::parse_int_arg(value, 1, 100);
+      if (!n) return usage_error(hapmoe_cli::int_arg_message("--top", 1, 100, value));
+      top = static_cast<int>(*n);
     } else if ((args[i] == "--model" || args[i] == "--cluster") && cmd == "reproduce") {
       if (i + 1 >= args.size()) return usage_error(args[i] + " needs an id");
+      // The ids travel as JSON text, which must be UTF-8 (a preset id always is).
+      if (hapmoe::first_invalid_utf8(args[i + 1]) != std::string::npos) {
+        return usage_error(args[i] + " needs a preset id in UTF-8, got ill-formed bytes: \"" + args[i + 1] + "\"");
+      }
       (args[i] == "--model" ? models : clusters).push_back(args[i + 1]);
       ++i;
     } else if (args[i].size() > 1 && args[i][0] == '-' && args[i] != "-") {

@@ -9,6 +9,7 @@
 
 #include "api.hpp"
 #include "hapmoe/json_text.hpp"
+#include "int_arg.hpp"
 #include "hapmoe/profile_import.hpp"
 
 namespace hapmoe_cli {
@@ -16,6 +17,9 @@ namespace hapmoe_cli {
 using nlohmann::json;
 
 namespace {
+
+// Iteration numbers above this are not read from a log either (megatron_log.cpp).
+constexpr long long kMaxWarmupIterations = 1'000'000'000'000'000LL;
 
 int fail(const std::string& msg) {
   std::cerr << "hapmoe profile: " << hapmoe::to_valid_utf8(msg) << "\nusage:\n" << kProfileUsage;
@@ -44,6 +48,11 @@ bool split_args(const std::vector<std::string>& args, const std::vector<std::str
       }
       if (i + 1 >= args.size()) {
         *err = a + " needs a value";
+        return false;
+      }
+      // Values travel as JSON text: ill-formed UTF-8 is refused, not replaced behind the user's back.
+      if (hapmoe::first_invalid_utf8(args[i + 1]) != std::string::npos) {
+        *err = a + " needs UTF-8 text, got ill-formed bytes: \"" + args[i + 1] + "\"";
         return false;
       }
       (*opts)[key] = args[++i];
@@ -99,11 +108,9 @@ int import_log(const std::vector<std::string>& args) {
   json request = {{"scenario", doc.value()}, {"log", log}, {"log_name", logs[0]}};
   if (opts.count("gpu")) request["gpu"] = opts["gpu"];
   if (opts.count("warmup")) {
-    try {
-      request["warmup_iterations"] = std::stoll(opts["warmup"]);
-    } catch (...) {
-      return fail("--warmup needs an integer");
-    }
+    const auto n = parse_int_arg(opts["warmup"], 0, kMaxWarmupIterations);
+    if (!n) return fail(int_arg_message("--warmup", 0, kMaxWarmupIterations, opts["warmup"]));
+    request["warmup_iterations"] = *n;
   }
   return print_result(hapmoe::api::import_log(request.dump(-1, ' ', false, json::error_handler_t::replace)));
 }

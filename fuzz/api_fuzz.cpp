@@ -1,31 +1,22 @@
 // libFuzzer target over the JSON API entry points (wasm/api.hpp), built with
 // -fsanitize=fuzzer,address,undefined (cmake -DHAPMOE_SANITIZE=ON with clang; see README).
-// The first byte picks the entry point, the rest is the scenario text. Every answer must be a
-// JSON object with a boolean "ok" and, when not ok, an error with a code, message and field:
-// anything else (crash, sanitizer report, exception, non-JSON output) is a finding.
+// The first byte picks the entry point, the rest is the scenario text. Every answer must keep
+// the API's promises (answer_check.hpp): anything else (crash, sanitizer report, exception,
+// non-JSON output, an internal error, a null among a plan's numbers) is a finding. The
+// importers and the profile section have targets of their own (nccl_fuzz, log_fuzz,
+// profile_fuzz).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "answer_check.hpp"
 #include "api.hpp"
-#include "hapmoe/json_text.hpp"
 
 namespace {
 
-// Output the API promises for any input: valid UTF-8 JSON with ok and, if not ok, an error.
-void check_answer(const std::string& out) {
-  if (hapmoe::first_invalid_utf8(out) != std::string::npos) std::abort();
-  const auto r = nlohmann::json::parse(out, nullptr, false);
-  if (!r.is_object() || !r.contains("ok") || !r["ok"].is_boolean()) std::abort();
-  if (r["ok"]) return;
-  const auto& e = r["error"];
-  if (!e.is_object() || !e["code"].is_string() || !e["message"].is_string() ||
-      !e["field"].is_string())
-    std::abort();
-  if (e["message"].get<std::string>().empty()) std::abort();
-}
+using hapmoe_fuzz::check_answer;
 
 // presets() takes no input and answers the catalog: an object of gpus, models and clusters.
 void check_presets(const std::string& out) {

@@ -64,6 +64,22 @@ TEST_CASE("layer time: linear in tokens between points of the query's mesh") {
   CHECK_FALSE(u->extrapolated);
 }
 
+TEST_CASE("layer time: a point of the query's sequence length is not averaged with another shape of equal tokens") {
+  GpuProfile g;
+  // 4096 tokens twice: mbs 1 x 4096 (the query's shape) and mbs 2 x 2048, far apart. Averaged,
+  // the exact point gave 5,000 ms, and every plan of the mesh 10^5 x its time.
+  g.layers = {moe_point(1, 8, 1, 4096, 10, 20), moe_point(1, 8, 2, 2048, 1e4, 2e4)};
+  const auto t = hapmoe::measured_layer_times(g, moe_query(1, 8, 1, 4096), toy_analytical);
+  CHECK(t->fwd_s == doctest::Approx(0.010));
+  CHECK(t->bwd_s == doctest::Approx(0.020));
+  CHECK_FALSE(t->extrapolated);
+  // A query of the other shape takes its own point.
+  CHECK(hapmoe::measured_layer_times(g, moe_query(1, 8, 2, 2048), toy_analytical)->fwd_s == doctest::Approx(10));
+  // Neither shape measured (seq 1024, mbs 4): points of other lengths at equal tokens average, as before.
+  CHECK(hapmoe::measured_layer_times(g, moe_query(1, 8, 4, 1024), toy_analytical)->fwd_s ==
+        doctest::Approx((0.010 + 10) / 2));
+}
+
 TEST_CASE("layer time: beyond the points, the nearest one scaled by the analytical shape") {
   GpuProfile g;
   g.layers = {moe_point(1, 8, 1, 4096, 10, 20), moe_point(1, 8, 1, 8192, 30, 60)};

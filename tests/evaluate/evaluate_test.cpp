@@ -55,3 +55,20 @@ TEST_CASE("evaluate of a searched plan reproduces its metrics exactly") {
     for (const auto& st : found.plan.stages) CHECK(st.layers >= found.plan.vpp);
   }
 }
+
+TEST_CASE("a plan whose cost is not finite is an error, never a result with nulls") {
+  // A denormal measured bus bandwidth (the parser refuses it; set here behind its back) makes the
+  // EP all-to-all and DP terms infinite.
+  Scenario s = mixtral_on_h100({{"tp", 1}, {"pp", 1}, {"dp", 64}, {"ep", 8}, {"stages", stages({32})}});
+  REQUIRE(evaluate_plan(s, *s.plan).ok());
+  GpuProfile g;
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
+                          CollectiveOp::kAllToAll}) {
+    for (Placement where : {Placement::kIntraNode, Placement::kInterNode}) g.collectives.push_back({op, 8, where, 1 << 20, 5e-324});
+  }
+  s.profile.gpus = {{"h100-sxm", g}};
+  const auto ev = evaluate_plan(s, *s.plan);
+  REQUIRE_FALSE(ev.ok());
+  CHECK(ev.error().code == "non_finite");
+  CHECK(ev.error().field == "plan");
+}

@@ -75,6 +75,12 @@ TEST_CASE("hetero rules pass on a valid two-mesh plan and each fails on its own 
   CHECK(rule_of(rule_hetero_no_vpp(s, ok)) == "");
 
   p = ok;
+  p.ep_comm_overlap = true;  // pp 2, no virtual pipeline: Megatron refuses the overlap
+  CHECK(rule_of(rule_hetero_no_ep_overlap(s, p)) == "hetero_no_ep_overlap");
+  CHECK(rule_of(check_hetero_plan_rules(s, p)) == "hetero_no_ep_overlap");
+  CHECK(rule_of(rule_hetero_no_ep_overlap(s, ok)) == "");
+
+  p = ok;
   p.stages[1].cp = 2;
   CHECK(rule_of(rule_hetero_cp_equal(s, p)) == "hetero_cp_equal");
   CHECK(rule_of(rule_hetero_cp_equal(s, ok)) == "");

@@ -266,7 +266,40 @@ function hostileProfiles() {
     invalid('profile: unknown op', JSON.stringify(withProfile({ collectives: [{ ...coll, op: 'broadcast' }] })), `${at}.collectives[0].op`),
     invalid('profile: unknown key', JSON.stringify(withProfile({ layers: [{ ...layer, flops: 1 }] })), `${at}.layers[0].flops`),
     invalid('profile: gpus a list', JSON.stringify({ ...base(), profile: { gpus: [] } }), 'profile.gpus'),
+    ...profilesThatBrokeTheModel(),
   ];
+}
+
+// Profiles that gave nulls, an internal error or absurd plans before issue 23: denormal and tiny
+// bandwidths (every collective time infinite), repeated points with other values, layer points
+// faster than the GPU's peak (plans above 100% MFU). Each is refused naming the point.
+function profilesThatBrokeTheModel() {
+  const at = 'profile.gpus.h800-sxm';
+  const withProfile = (gpu) => ({ ...base(), profile: { gpus: { 'h800-sxm': gpu } } });
+  const coll = (o = {}) => ({ op: 'all_to_all', ranks: 8, placement: 'intra_node', bytes: 1048576, busbw_gbps: 40, ...o });
+  const layer = (o = {}) => ({ kind: 'moe', ep: 8, seq_length: 2048, forward_ms: 9, backward_ms: 18, ...o });
+  const out = [];
+  for (const op of ['all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all']) {
+    out.push(invalid(`profile: denormal ${op} busbw`, withRaw(`profile.gpus.h800-sxm.collectives`,
+      `[${JSON.stringify(coll({ op })).replace('"busbw_gbps":40', '"busbw_gbps":5e-324')}]`), `${at}.collectives[0].busbw_gbps`));
+  }
+  for (const raw of ['1e-300', '0.0009']) {
+    out.push(invalid(`profile: busbw ${raw}`, withRaw('profile.gpus.h800-sxm.collectives',
+      `[${JSON.stringify(coll()).replace('"busbw_gbps":40', `"busbw_gbps":${raw}`)}]`), `${at}.collectives[0].busbw_gbps`));
+  }
+  out.push(invalid('profile: half a byte', JSON.stringify(withProfile({ collectives: [coll({ bytes: 0.5 })] })), `${at}.collectives[0].bytes`));
+  out.push(invalid('profile: 1e-7 ms forward', JSON.stringify(withProfile({ layers: [layer({ forward_ms: 1e-7 })] })), `${at}.layers[0].forward_ms`));
+  out.push(invalid('profile: same size, other busbw', JSON.stringify(withProfile({ collectives: [coll(), coll({ busbw_gbps: 0.01 })] })),
+    `${at}.collectives[1]`));
+  out.push(invalid('profile: same layer point, other times', JSON.stringify(withProfile({ layers: [layer(), layer({ forward_ms: 9000 })] })),
+    `${at}.layers[1]`));
+  out.push(invalid('profile: layer faster than the peak', JSON.stringify(withProfile({ layers: [layer({ forward_ms: 1e-3 })] })),
+    `${at}.layers[0].forward_ms`));
+  out.push(invalid('profile: backward faster than the peak', JSON.stringify(withProfile({ layers: [layer({ backward_ms: 1e-3 })] })),
+    `${at}.layers[0].backward_ms`));
+  out.push(invalid('profile: another shape faster than the peak', JSON.stringify(withProfile({ layers: [layer(), layer({ tp: 8, ep: 1, forward_ms: 1e-4, backward_ms: 1e-4 })] })),
+    `${at}.layers[1].forward_ms`));
+  return out;
 }
 
 export function corpus() {

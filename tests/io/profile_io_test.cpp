@@ -11,7 +11,9 @@
 
 #include "api.hpp"
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/model_shape.hpp"
 #include "hapmoe/scenario_io.hpp"
+#include "spec/profile_check.hpp"
 
 namespace {
 
@@ -74,6 +76,61 @@ TEST_CASE("profile parsing: errors name the field") {
   p["gpus"]["h100-sxm"]["layers"] = json::array();
   for (size_t i = 0; i <= hapmoe::kMaxProfileLayerPoints; ++i) p["gpus"]["h100-sxm"]["layers"].push_back(moe_point(9, 18));
   expect_error(p, "too_many", "profile.gpus.h100-sxm.layers");
+}
+
+TEST_CASE("profile points: bounds that keep every term finite, one measurement per point") {
+  const json coll = {{"op", "all_to_all"}, {"ranks", 8}, {"placement", "intra_node"}, {"bytes", 1048576}, {"busbw_gbps", 40}};
+  auto with_colls = [](const json& list) { return json{{"gpus", {{"h100-sxm", {{"collectives", list}}}}}}; };
+  REQUIRE(hapmoe::parse_scenario(c3_with_profile(with_colls(json::array({coll}))), presets()).ok());
+  // A denormal bus bandwidth made every collective time infinite (nulls in the result).
+  json c = coll;
+  c["busbw_gbps"] = 5e-324;
+  expect_error(with_colls(json::array({c})), "out_of_range", "profile.gpus.h100-sxm.collectives[0].busbw_gbps");
+  c["busbw_gbps"] = 0.0009;
+  expect_error(with_colls(json::array({c})), "out_of_range", "profile.gpus.h100-sxm.collectives[0].busbw_gbps");
+  c = coll;
+  c["bytes"] = 0.5;
+  expect_error(with_colls(json::array({c})), "out_of_range", "profile.gpus.h100-sxm.collectives[0].bytes");
+  json layers = {{"gpus", {{"h100-sxm", {{"layers", json::array({moe_point(1e-7, 18)})}}}}}};
+  expect_error(layers, "out_of_range", "profile.gpus.h100-sxm.layers[0].forward_ms");
+  // The same point twice: the same values are one measurement; other values are refused.
+  REQUIRE(hapmoe::parse_scenario(c3_with_profile(with_colls(json::array({coll, coll}))), presets()).ok());
+  c = coll;
+  c["busbw_gbps"] = 4;
+  expect_error(with_colls(json::array({coll, c})), "conflicting_points", "profile.gpus.h100-sxm.collectives[1]");
+  c["busbw_gbps"] = 40;
+  c["bytes"] = 2097152;  // another size: another point
+  REQUIRE(hapmoe::parse_scenario(c3_with_profile(with_colls(json::array({coll, c}))), presets()).ok());
+  layers["gpus"]["h100-sxm"]["layers"] = json::array({moe_point(9, 18), moe_point(9, 18), moe_point(9, 20)});
+  expect_error(layers, "conflicting_points", "profile.gpus.h100-sxm.layers[2]");
+  json other_seq = moe_point(9, 20);
+  other_seq["seq_length"] = 2048;  // another shape
+  layers["gpus"]["h100-sxm"]["layers"] = json::array({moe_point(9, 18), other_seq});
+  REQUIRE(hapmoe::parse_scenario(c3_with_profile(layers), presets()).ok());
+}
+
+TEST_CASE("a layer point faster than the GPU's peak allows is refused") {
+  // Qwen3-30B-A3B MoE layer, ep 8, 4096 tokens: 2 x (attention + 8 experts) x 4096 FLOPs at least.
+  const auto s = hapmoe::parse_scenario(c3_with_profile(nullptr), presets());
+  REQUIRE(s.ok());
+  hapmoe::LayerPoint p;
+  p.ep = 8;
+  p.seq_length = 4096;
+  const hapmoe::ModelShape shape = hapmoe::derive_model_shape(s->model, 1);
+  const double flops = 2 * 4096 * (shape.attention_gemm_params + s->model.moe_router_topk * shape.expert_params +
+                                   shape.shared_expert_params);
+  const hapmoe::GpuSpec& h100 = s->cluster.groups[0].gpu;
+  const double peak = std::max(h100.bf16_tflops, h100.fp8_tflops.value_or(0)) * 1e12;
+  CHECK(hapmoe::least_layer_forward_s(s->model, p, peak) == doctest::Approx(flops / peak));
+  p.tp = 2;  // the tokens' tp x cp shard
+  CHECK(hapmoe::least_layer_forward_s(s->model, p, peak) == doctest::Approx(flops / peak / 2));
+  const double least_ms = flops / peak * 1e3;
+  json fast = {{"gpus", {{"h100-sxm", {{"layers", json::array({moe_point(0.9 * least_ms, 18)})}}}}}};
+  expect_error(fast, "implausible_point", "profile.gpus.h100-sxm.layers[0].forward_ms");
+  fast["gpus"]["h100-sxm"]["layers"][0] = moe_point(1.1 * least_ms, 1.9 * least_ms);  // backward: twice the GEMMs
+  expect_error(fast, "implausible_point", "profile.gpus.h100-sxm.layers[0].backward_ms");
+  fast["gpus"]["h100-sxm"]["layers"][0] = moe_point(1.1 * least_ms, 2.1 * least_ms);
+  CHECK(hapmoe::parse_scenario(c3_with_profile(fast), presets()).ok());
 }
 
 TEST_CASE("profile round-trips through JSON") {

@@ -34,3 +34,35 @@ test('importLog: the fit the CLI makes, and its scenario validates', async () =>
   assert.equal(JSON.parse(M.validate(JSON.stringify(r.scenario))).ok, true);
   assert.equal(JSON.parse(M.importLog('{')).error.code, 'bad_json');
 });
+
+test('the importer corpus (tests/hostile/imports.mjs) gets the same answers in wasm as from the CLI', async () => {
+  const { importCases } = await import('../hostile/imports.mjs');
+  const { spawnArgs } = await import('../hostile/spawn_args.mjs');
+  const M = await loadModule();
+  const dir = fs.mkdtempSync(path.join(REPO, 'build', 'imports-'));
+  const differ = [];
+  for (const c of importCases().filter((k) => !k.args.some(Buffer.isBuffer))) {
+    const opt = (name) => (c.args.includes(`--${name}`) ? c.args[c.args.indexOf(`--${name}`) + 1] : undefined);
+    let request, args;
+    if (c.kind === 'nccl') {
+      const names = c.files.map((t, i) => { const f = path.join(dir, `f${i}.txt`); fs.writeFileSync(f, t); return f; });
+      request = { gpu: 'h100-sxm', files: names.map((n, i) => ({ name: n, text: c.files[i] })) };
+      if (opt('op')) request.op = opt('op');
+      args = ['profile', 'import-nccl', ...names, '--gpu', 'h100-sxm', ...c.args];
+    } else {
+      if (c.args.length) continue;  // --warmup values are the CLI's to parse
+      const log = path.join(dir, 'run.log'), scen = path.join(dir, 'run.json');
+      fs.writeFileSync(log, c.log);
+      fs.writeFileSync(scen, JSON.stringify(c.scenario));
+      request = { scenario: c.scenario, log: c.log, log_name: log };
+      args = ['profile', 'import-log', log, '--scenario', scen];
+    }
+    const wasm = JSON.parse(c.kind === 'nccl' ? M.importNccl(JSON.stringify(request)) : M.importLog(JSON.stringify(request)));
+    const native = spawnArgs(CLI, args);
+    const same = wasm.ok ? native.status === 0 && JSON.stringify(wasm) === JSON.stringify(JSON.parse(native.stdout))
+      : native.status === 2 && native.stderr.toString().includes(wasm.error.message.slice(0, 60));
+    if (!same || wasm.ok !== (c.expect === 'imported')) differ.push(c.name);
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  assert.deepEqual(differ, []);
+});

@@ -20,20 +20,38 @@ struct NcclImportOptions {
   std::optional<Placement> placement;     // default: intra_node on one host, inter_node on several
 };
 
-struct NcclImport {
+// One nccl-tests run: its header, rank lines and table.
+struct NcclRun {
   CollectiveOp op = CollectiveOp::kAllReduce;
-  long long ranks = 0;       // "#  Rank" lines (= -g x -t x processes)
+  long long ranks = 0;       // distinct "#  Rank r" lines (= -g x -t x processes)
   Placement placement = Placement::kIntraNode;
   std::vector<std::string> hosts;  // distinct host names of the rank lines, in order
-  std::string device;              // device name of rank 0's line
+  std::string device;              // device name of the run's first rank line
   std::vector<CollectivePoint> points;  // one per table row: size (B), out-of-place busbw (GB/s)
+  std::vector<size_t> point_lines;      // the text line of each point (1-based)
+  size_t first_line = 0;                // where the run starts
 };
 
-// Reads one nccl-tests run (all_reduce_perf, all_gather_perf, reduce_scatter_perf,
-// alltoall_perf): the "# nThread N nGpus G" header, the "#  Rank r Group g Pid p on HOST device
-// d [bus] NAME" lines and the size/count/type/redop/root/time/algbw/busbw table. Error fields
-// name the line ("line 12").
-Expected<NcclImport> import_nccl_tests(const std::string& text, const NcclImportOptions& options);
+// Reads nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf,
+// alltoall_perf): runs, each a "# Collective test starting: X_perf" or "# nThread N nGpus G"
+// header, the "#  Rank r Group g Pid p on HOST device d [bus] NAME" lines and the
+// size/count/type/redop/root/time/algbw/busbw table. Several runs in one text (outputs joined,
+// one after another) stay apart: each has its own op, ranks and hosts. A row outside the
+// profile's bounds (profile_io.hpp), a size twice in one run, a rank listed twice in one run or
+// an op that contradicts options.op is an error; fields name the line ("line 12").
+Expected<std::vector<NcclRun>> import_nccl_tests(const std::string& text, const NcclImportOptions& options);
+
+// One run with the text it came from: its name (for messages) and the field errors name.
+struct NamedNcclRun {
+  std::string file, field;
+  const NcclRun* run = nullptr;
+};
+
+// The points of every run, each (op, ranks, placement, bytes) once. A point measured again with
+// the same busbw is dropped and counted in (*repeated)[run] (the same output given twice); with
+// another busbw it is an error naming both lines (field: the later run's).
+Expected<std::vector<CollectivePoint>> merge_nccl_runs(const std::vector<NamedNcclRun>& runs,
+                                                       std::vector<size_t>* repeated);
 
 // One "iteration N/ M | ... |" line of a Megatron-LM training log.
 struct LoggedIteration {
@@ -41,6 +59,7 @@ struct LoggedIteration {
   double elapsed_ms = 0;         // "elapsed time per iteration (ms)" (mean over the log interval)
   double tflops_per_gpu = 0;     // "throughput per GPU (TFLOP/s/GPU)"; 0 when not logged
   long long global_batch_size = 0;  // "global batch size"; 0 when not logged
+  size_t line = 0;                  // its line in the log (1-based)
 };
 
 // One "[Rank r] (after N iterations) memory (MB) | allocated: ... | max reserved: ..." line.
@@ -50,12 +69,15 @@ struct LoggedMemory {
 };
 
 struct MegatronLog {
-  std::vector<LoggedIteration> iterations;
+  std::vector<LoggedIteration> iterations;  // each iteration once
   std::vector<LoggedMemory> memory;
+  size_t repeated_iterations = 0;  // lines that logged an iteration again with the same numbers
 };
 
 // Reads the iteration and memory lines of a Megatron-LM log; other lines are skipped. Fails when
-// no iteration line is found.
+// no iteration line is found, on numbers beyond any run (an iteration over 10^8 ms, over 10^5
+// TFLOP/s per GPU, memory over 10^9 MB) and on an iteration logged twice with other numbers
+// (the same numbers again are counted in repeated_iterations and kept once).
 Expected<MegatronLog> parse_megatron_log(const std::string& text);
 
 // Steady-state iteration time: the median of the logged elapsed times of the lines with

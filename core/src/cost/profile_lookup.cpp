@@ -18,20 +18,28 @@ LayerQuery with_mesh(LayerQuery q, const Mesh4& m) {
   return q;
 }
 
-// (tokens, fwd_s, bwd_s) of one mesh's points, sorted by tokens; equal tokens averaged.
+// (tokens, fwd_s, bwd_s) of one mesh's points, sorted by tokens; equal tokens averaged, except
+// that a point of the query's seq_length stands alone for its tokens: one of another sequence
+// length is another shape, and averaging it in replaced an exact measurement (one such point
+// made every plan 10^5 x slower).
 struct TokenPoint {
   double tokens, fwd_s, bwd_s;
   int micro_batch_size, seq_length;
 };
-std::vector<TokenPoint> token_points(const std::vector<const LayerPoint*>& pts) {
+std::vector<TokenPoint> token_points(const std::vector<const LayerPoint*>& pts, int query_seq) {
   std::vector<TokenPoint> v;
   for (const LayerPoint* p : pts) {
     v.push_back({p->tokens(), p->forward_ms / 1e3, p->backward_ms / 1e3, p->micro_batch_size, p->seq_length});
   }
-  std::sort(v.begin(), v.end(), [](const TokenPoint& a, const TokenPoint& b) { return a.tokens < b.tokens; });
+  std::stable_sort(v.begin(), v.end(), [&](const TokenPoint& a, const TokenPoint& b) {
+    return a.tokens < b.tokens || (a.tokens == b.tokens && a.seq_length == query_seq && b.seq_length != query_seq);
+  });
   std::vector<TokenPoint> out;
   std::vector<int> count;
   for (const TokenPoint& t : v) {
+    if (!out.empty() && out.back().tokens == t.tokens && out.back().seq_length == query_seq && t.seq_length != query_seq) {
+      continue;
+    }
     if (!out.empty() && out.back().tokens == t.tokens) {
       const int n = ++count.back();
       out.back().fwd_s += (t.fwd_s - out.back().fwd_s) / n;
@@ -58,7 +66,7 @@ LayerTimes scaled(double fwd_s, double bwd_s, const LayerQuery& at, const LayerQ
 // Times at the query's tokens from the points of one mesh (the query carries that mesh).
 LayerTimes at_tokens(const std::vector<const LayerPoint*>& pts, const LayerQuery& q,
                      const AnalyticalLayerFn& analytical) {
-  const std::vector<TokenPoint> v = token_points(pts);
+  const std::vector<TokenPoint> v = token_points(pts, q.seq_length);
   const double x = q.tokens();
   if (x < v.front().tokens || x > v.back().tokens) {
     const TokenPoint& p = x < v.front().tokens ? v.front() : v.back();

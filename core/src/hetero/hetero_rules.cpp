@@ -27,6 +27,14 @@ RuleResult rule_hetero_no_vpp(const Scenario&, const PlanSpec& p) {
                    "FlagScale hetero mode has no virtual pipeline (vpp must be 1)");
 }
 
+RuleResult rule_hetero_no_ep_overlap(const Scenario&, const PlanSpec& p) {
+  if (!p.ep_comm_overlap) return std::nullopt;
+  return violation("hetero_no_ep_overlap", "plan.ep_comm_overlap",
+                   "ep_comm_overlap is not available in hetero mode: Megatron's "
+                   "--overlap-moe-expert-parallel-comm needs vpp > 1 when pp > 1, FlagScale's hetero "
+                   "mode has no virtual pipeline, and its config is emitted without the flag");
+}
+
 RuleResult rule_hetero_cp_equal(const Scenario&, const PlanSpec& p) {
   for (int i = 1; i < static_cast<int>(p.stages.size()); ++i) {
     if (stage_cp(p, i) != stage_cp(p, 0)) {
@@ -168,6 +176,7 @@ RuleResult check_hetero_plan_rules(const Scenario& s, const PlanSpec& p) {
   static constexpr Rule kRules[] = {rule_stage_layers_at_least_vpp,
                                     rule_layers_sum,
                                     rule_hetero_no_vpp,
+                                    rule_hetero_no_ep_overlap,
                                     rule_hetero_cp_equal,
                                     rule_hetero_cp_unsupported,
                                     rule_hetero_pp_sum,

@@ -10,6 +10,9 @@ namespace hapmoe {
 
 // No virtual pipeline: "virtual pipeline not support now!"
 RuleResult rule_hetero_no_vpp(const Scenario& s, const PlanSpec& p);
+// No EP overlap: Megatron allows --overlap-moe-expert-parallel-comm at pp > 1 only with vpp > 1
+// (transformer_config.py), which hetero mode lacks, and the FlagScale config carries no such flag.
+RuleResult rule_hetero_no_ep_overlap(const Scenario& s, const PlanSpec& p);
 // "all hetero_process_meshes_cp ... should be the same!"
 RuleResult rule_hetero_cp_equal(const Scenario& s, const PlanSpec& p);
 // ParallelContext asserts context_parallel_size == 1: "Context parallelism is not supported."

@@ -10,6 +10,7 @@
 #include "hetero/hetero_rules.hpp"
 #include "hetero/hetero_space.hpp"
 #include "hetero/hetero_split.hpp"
+#include "search/search_budget.hpp"
 
 namespace hapmoe {
 
@@ -124,7 +125,7 @@ class HeteroSearch {
     build_entries();
     const auto sets = hetero_recompute_sets(s_);
     for (size_t e = 0; e < entries_.size() && e < kSeededEntries; ++e) {
-      if (counters_.stage_costs >= budget_.max_stage_costs / 2) break;
+      if (counters_.work() >= budget_.max_stage_costs / 2 || (e % 64 == 0 && past_deadline(budget_))) break;
       for (size_t k = 0; k < sets.size(); ++k) split_entry(e, k, sets[k], true);
     }
     size_t done = 0;
@@ -133,20 +134,25 @@ class HeteroSearch {
         st_.cancelled = true;
         break;
       }
-      if (control_.progress && done % 64 == 0)
-        control_.progress(static_cast<double>(done) / entries_.size(), st_.evaluated);
+      if (control_.progress && done % 64 == 0) report(done);
       if (entries_[done].bound_s >= top_.threshold()) {
         st_.pruned["lower_bound"] += static_cast<long long>(entries_.size() - done);
         break;
       }
-      if (st_.evaluated >= budget_.max_orders || counters_.stage_costs >= budget_.max_stage_costs) {
-        st_.budget_reached = true;
+      const char* limit = st_.evaluated >= budget_.max_orders                 ? "orders"
+                          : counters_.work() >= budget_.max_stage_costs      ? "stage_costs"
+                          : past_deadline(budget_)                            ? "seconds"
+                                                                               : nullptr;
+      if (limit) st_.reached(limit);
+      if (limit || dp_budget_reached_) {
+        for (size_t e = done; e < entries_.size(); ++e) st_.entries_unsearched += entries_[e].bound_s < top_.threshold();
         break;
       }
       for (size_t k = 0; k < sets.size(); ++k) split_entry(done, k, sets[k], false);
-      if (dp_budget_reached_) break;
     }
     if (control_.progress) control_.progress(1.0, st_.evaluated);
+    st_.work = {budget_.max_combinations - combinations_left_, shapes_count_, 0, entry_work_, st_.evaluated,
+                counters_.work()};
     st_.stage_costs = counters_.stage_costs;
     st_.pruned["stage_memory"] += counters_.memory;
     st_.pruned["dominated_split"] += counters_.dominated;
@@ -175,8 +181,12 @@ class HeteroSearch {
     }
     const bool all_orders =
         hetero_group_orders(s_, static_cast<size_t>(budget_.max_orders), orders_);
-    for (int g = 0; g < static_cast<int>(s_.cluster.groups.size()); ++g)
-      shapes_.push_back(hetero_group_shapes(s_, g));
+    combinations_left_ = budget_.max_combinations;
+    for (int g = 0; g < static_cast<int>(s_.cluster.groups.size()); ++g) {
+      shapes_.push_back(hetero_group_shapes(s_, g, &combinations_left_));
+      shapes_count_ += static_cast<long long>(shapes_.back().size());
+    }
+    if (combinations_left_ == 0) st_.reached("combinations");
     const std::vector<int> mbss = search_values_or(s_.search.micro_batch_size, {1, 2});
     for (int o = 0; o < static_cast<int>(orders_.size()) && !st_.budget_reached; ++o) {
       std::vector<int> idx(orders_[o].size(), 0);
@@ -193,14 +203,15 @@ class HeteroSearch {
     }
     std::stable_sort(entries_.begin(), entries_.end(),
                      [](const Entry& a, const Entry& b) { return a.bound_s < b.bound_s; });
-    if (!all_orders) st_.budget_reached = true;
+    if (!all_orders) st_.reached("orders");
   }
 
   void add_entry(int o, const std::vector<int>& idx, int mbs) {
-    // Counted per mesh: an entry's rules and bound cost one unit per mesh.
+    // Counted per mesh (its shape and rules), per 8 stages (the plan the rules read) and per 64
+    // layer costs of the bound: with 1024 layers on 512 stages an entry is ~30 units, ~13 us.
     entry_work_ += static_cast<long long>(idx.size());
-    if (entry_work_ > budget_.max_entries) {
-      st_.budget_reached = true;
+    if (entry_work_ > budget_.max_entries || (++clock_checks_ % 1024 == 0 && past_deadline(budget_))) {
+      st_.reached(entry_work_ > budget_.max_entries ? "entries" : "seconds");
       return;
     }
     Entry e{0, o, idx, mbs};
@@ -211,6 +222,7 @@ class HeteroSearch {
       ++st_.pruned[pp > s_.model.num_layers ? "pp_within_layers" : "pp_not_requested"];
       return;
     }
+    entry_work_ += pp / 8;
     std::vector<int> layers(pp, 1);
     layers.back() = s_.model.num_layers - pp + 1;
     const PlanSpec plan = entry_plan(s_, orders_[o], meshes, mbs, layers,
@@ -220,6 +232,7 @@ class HeteroSearch {
       return;
     }
     ++st_.candidates;
+    entry_work_ += static_cast<long long>(meshes.size()) * s_.model.num_layers / 64;
     e.bound_s = entry_bound_s(plan);
     entries_.push_back(std::move(e));
   }
@@ -292,6 +305,7 @@ class HeteroSearch {
       prob.options.push_back(std::move(opts));
     }
     prob.max_stage_costs = budget_.max_stage_costs;
+    prob.deadline_s = budget_.deadline_s;
     // The even split with one option on every stage: offered as it is, and an incumbent for the
     // DP, which then only looks for splits below it (the entry's result stays exact).
     const std::optional<HeteroSplit> seed = even_split_seed(prob);
@@ -301,7 +315,10 @@ class HeteroSearch {
     ++st_.evaluated;
     HeteroSplitStatus status;
     const std::optional<HeteroSplit> split = best_hetero_split(prob, &counters_, &status);
-    if (status.budget_reached) dp_budget_reached_ = st_.budget_reached = true;
+    if (status.budget_reached) {
+      dp_budget_reached_ = true;
+      st_.reached(status.past_deadline ? "seconds" : "stage_costs");
+    }
     if (split) offer(tag, e, meshes, set, *split);
   }
 
@@ -325,17 +342,38 @@ class HeteroSearch {
   SplitCounters counters_;
   std::vector<std::vector<int>> orders_;
   std::vector<std::vector<HeteroShape>> shapes_;  // per group
+  // Progress: the larger of the entries read and the order and stage-cost budgets used (the
+  // budget ends the search, so its use moves with time).
+  void report(size_t done) {
+    double f = static_cast<double>(done) / static_cast<double>(std::max<size_t>(1, entries_.size()));
+    f = std::max(f, static_cast<double>(st_.evaluated) / static_cast<double>(std::max(1LL, budget_.max_orders)));
+    f = std::max(f, static_cast<double>(counters_.work()) / static_cast<double>(std::max(1LL, budget_.max_stage_costs)));
+    last_progress_ = std::max(last_progress_, std::min(1.0, f));
+    control_.progress(last_progress_, st_.evaluated);
+  }
+
   std::vector<Entry> entries_;
   long long entry_work_ = 0;
+  long long combinations_left_ = 0;  // of budget_.max_combinations, after the group shapes
+  long long shapes_count_ = 0;
+  unsigned clock_checks_ = 0;
+  double last_progress_ = 0;
   bool dp_budget_reached_ = false;
 };
 
 // The best upstream ("megatron" mode) plan of the same scenario, its baselines, and the gain.
-void compare_with_upstream(const Scenario& s, const SearchBudget& budget, SearchResult& r) {
+// It draws on what the hetero searches left of the budget; a limit it reaches is the result's too
+// (the gain is then over the best upstream plan found).
+void compare_with_upstream(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
+                           SearchResult& r) {
   Scenario up = s;
   up.search.mode = SearchMode::kMegatron;
   up.search.top_k = 1;
-  auto u = search_plans(up, {}, budget);
+  SearchControl c;  // progress from 0.9 to 1 (hetero_search)
+  c.cancel = control.cancel;
+  if (control.progress) c.progress = [&control](double f, long long n) { control.progress(0.9 + 0.1 * f, n); };
+  auto u = search_plans(up, c, remaining_budget(budget, r.stats.work));
+  if (u) add_budget_use(u->stats, &r.stats);
   if (!u || u->plans.empty() || r.plans.empty()) return;
   const double best = r.plans.front().metrics.iteration_time_s;
   auto rebase = [best](const PlanEvaluation& ev) {
@@ -348,16 +386,23 @@ void compare_with_upstream(const Scenario& s, const SearchBudget& budget, Search
 
 // One hetero search per offload fraction of search.optimizer_offload_fraction (0 when unset),
 // merged into the k best.
-SearchResult search_fractions(const Scenario& s, const SearchControl& control,
-                              const SearchBudget& budget) {
+// Each draws on what the earlier ones left of the budget (`used`: what earlier searches of this
+// call spent); progress: fraction i of n reports within [i / n, (i + 1) / n] of [from, to].
+SearchResult search_fractions(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
+                              const SearchWork& used, double from, double to) {
   const auto& given = s.search.optimizer_offload_fraction;
   const std::vector<double> fractions = given.empty() ? std::vector<double>{0} : given;
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   std::optional<SearchResult> out;
-  for (double f : fractions) {
+  SearchWork spent = used;
+  for (size_t i = 0; i < fractions.size(); ++i) {
     SearchResult r;
-    if (control.progress) control.progress(0.0, 0);
-    HeteroSearch(s, f, control, budget, r).run();
+    SearchControl c = control;
+    const double a = from + (to - from) * static_cast<double>(i) / fractions.size();
+    const double share = (to - from) / fractions.size();
+    if (control.progress) c.progress = [&control, a, share](double f, long long n) { control.progress(a + share * f, n); };
+    HeteroSearch(s, fractions[i], c, remaining_budget(budget, spent), r).run();
+    spent += r.stats.work;
     const bool cancelled = r.stats.cancelled;
     out = out ? merge_results(std::move(*out), std::move(r), k) : std::move(r);
     out->stats.cancelled = out->stats.cancelled || cancelled;
@@ -376,16 +421,18 @@ Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& con
                  "search.layer_split is not supported in \"hetero\" mode (the split is searched)",
                  "search.layer_split"};
   }
-  SearchResult r = search_fractions(s, control, budget);
+  // Progress: the hetero search to 0.8, an offload retry to 0.9, the upstream comparison the rest.
+  SearchResult r = search_fractions(s, control, budget, SearchWork{}, 0, 0.8);
   // As upstream: offload is tried only when nothing fits or the best plan recomputes.
   const auto offload = offload_fallback_scenario(s);
   if (offload && !r.stats.cancelled && offload_may_help(r)) {
     const bool found_without = !r.plans.empty();
-    r = merge_results(std::move(r), search_fractions(*offload, control, budget),
-                      static_cast<size_t>(std::max(1, s.search.top_k)));
+    SearchResult retry = search_fractions(*offload, control, budget, r.stats.work, 0.8, 0.9);
+    r = merge_results(std::move(r), std::move(retry), static_cast<size_t>(std::max(1, s.search.top_k)));
     r.stats.offload_retried = !found_without;
   }
-  if (s.search.baselines && !r.stats.cancelled) compare_with_upstream(s, budget, r);
+  if (s.search.baselines && !r.stats.cancelled) compare_with_upstream(s, control, budget, r);
+  if (control.progress && !r.stats.cancelled) control.progress(1.0, r.stats.evaluated);
   r.stats.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;

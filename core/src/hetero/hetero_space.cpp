@@ -27,7 +27,7 @@ std::vector<int> search_values_or(const std::vector<int>& list, std::vector<int>
   return list.empty() ? fallback : list;
 }
 
-std::vector<HeteroShape> hetero_group_shapes(const Scenario& s, int group) {
+std::vector<HeteroShape> hetero_group_shapes(const Scenario& s, int group, long long* combinations_left) {
   const SearchSpec& sp = s.search;
   const NodeGroup& g = s.cluster.groups[group];
   const long long gpus = g.gpus();
@@ -43,6 +43,12 @@ std::vector<HeteroShape> hetero_group_shapes(const Scenario& s, int group) {
           tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
       for (int ep : eps) {
         for (int etp : search_values_or(sp.etp, etps)) {
+          // The enumeration budget: a combination here checks every rule (~100 ns, 8 units of
+          // the upstream enumeration's ~12 ns).
+          if (combinations_left && (*combinations_left -= 8) < 0) {
+            *combinations_left = 0;
+            return out;
+          }
           Mesh m;
           m.tp = tp;
           m.dp = static_cast<int>(dp);

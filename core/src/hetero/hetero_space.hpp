@@ -20,7 +20,10 @@ std::vector<int> search_values_or(const std::vector<int>& list, std::vector<int>
 
 // Every mesh shape that uses all of `group`'s GPUs and passes Megatron's shape rules and the
 // group rules (TP inside the scale-up domain, node alignment, FP8), within search.tp/ep/etp.
-std::vector<HeteroShape> hetero_group_shapes(const Scenario& s, int group);
+// *combinations_left (when given): what the enumeration budget still allows, counted down by 8
+// per (tp, pp, ep, etp) combination looked at (each checks every rule); the shapes stop there
+// once it reaches 0.
+std::vector<HeteroShape> hetero_group_shapes(const Scenario& s, int group, long long* combinations_left = nullptr);
 
 // Group orders along the pipeline, shortest first: sequences of distinct groups in which groups
 // of one device type are adjacent (rule_hetero_device_types_adjacent). Identical groups are

@@ -5,13 +5,11 @@
 #include <limits>
 
 #include "hapmoe/schedule.hpp"
+#include "hapmoe/search.hpp"
 
 namespace hapmoe {
 
 namespace {
-// Label comparisons that count as one stage-cost evaluation for the work budget (a stage cost is
-// a few dozen prefix-sum terms; a label comparison three).
-constexpr long long kOpsPerStageCost = 16;
 
 struct Label {
   double sum_c, max_c, max_tail;
@@ -24,9 +22,9 @@ bool dominates(const Label& a, const Label& b) {
 
 
 // Adds `next` to `there` unless a label there dominates it; drops the labels it dominates.
-// *ops counts the labels compared (work for the budget).
-void insert_pareto(std::vector<Label>& there, const Label& next, SplitCounters* k, long long* ops) {
-  *ops += static_cast<long long>(there.size()) + 1;
+// k->label_steps counts the labels compared (work for the budget).
+void insert_pareto(std::vector<Label>& there, const Label& next, SplitCounters* k) {
+  k->label_steps += static_cast<long long>(there.size()) + 1;
   for (const Label& o : there) {
     if (dominates(o, next)) {
       ++k->dominated;
@@ -72,7 +70,7 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
     if (left == 0) return objective(lab.sum_c, lab.max_c, lab.max_tail);
     return objective(lab.sum_c + suffix[j], std::max(lab.max_c, suffix[j] / left), lab.max_tail);
   };
-  long long ops = 0;  // label comparisons, counted against the stage-cost budget
+  unsigned clock_checks = 0;
   std::vector<std::vector<Label>> states(static_cast<size_t>(pp + 1) * (L + 1));
   auto state = [&](int i, int j) -> std::vector<Label>& {
     return states[static_cast<size_t>(i) * (L + 1) + j];
@@ -87,8 +85,12 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
       for (int o = 0; o < static_cast<int>(p.options[i].size()); ++o) {
         const StageOption& opt = p.options[i][o];
         for (int n = 1; n <= max_n; ++n) {
-          if (k->stage_costs + ops / kOpsPerStageCost >= p.max_stage_costs) {
+          if (k->work() >= p.max_stage_costs) {
             if (status) status->budget_reached = true;
+            return std::nullopt;
+          }
+          if (++clock_checks % 4096 == 0 && search_clock_s() >= p.deadline_s) {
+            if (status) status->budget_reached = status->past_deadline = true;
             return std::nullopt;
           }
           const StageCost c = opt.model->cost(i, j, n, p.links[i], opt.mesh);
@@ -102,6 +104,7 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
           // stage gains at least a layer's cheapest time per added layer, so it never decreases
           // with n: once it reaches the incumbent for every label, no larger n can win.
           double least_grows = 1e300;
+          k->label_steps += static_cast<long long>(here.size());
           for (int li = 0; li < static_cast<int>(here.size()); ++li) {
             const Label& lab = here[li];
             const Label next{lab.sum_c + c.per_microbatch_s(),
@@ -117,7 +120,7 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
               ++k->lower_bound;
               continue;
             }
-            insert_pareto(state(i + 1, j + n), next, k, &ops);
+            insert_pareto(state(i + 1, j + n), next, k);
           }
           if (least_grows >= p.incumbent_s) {
             k->lower_bound += max_n - n;

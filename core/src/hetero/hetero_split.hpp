@@ -5,6 +5,7 @@
 // exact minimum of iteration_time_s() subject to every stage fitting in memory.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct HeteroSplitProblem {
   long long num_microbatches = 1;
   double incumbent_s = 1e300;             // prune anything that cannot beat this
   long long max_stage_costs = 1LL << 62;  // stop (nullopt, budget_reached) once counters reach it
+  // The same once search_clock_s() passes this (the search's backstop, SearchBudget::deadline_s).
+  double deadline_s = std::numeric_limits<double>::infinity();
 };
 
 struct HeteroSplit {
@@ -33,9 +36,10 @@ struct HeteroSplit {
   double objective_s = 0;
 };
 
-// Set by best_hetero_split when max_stage_costs stopped it.
+// Set by best_hetero_split when max_stage_costs (or the deadline: past_deadline) stopped it.
 struct HeteroSplitStatus {
   bool budget_reached = false;
+  bool past_deadline = false;
 };
 
 // Best split and per-stage options, or nullopt when none fits or beats the incumbent.

@@ -6,14 +6,13 @@
 #include <cstdlib>
 
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/field_schema.hpp"
 #include "hapmoe/stage_cost.hpp"
 
 namespace hapmoe {
 
 namespace {
 
-// The field table's bounds of an efficiency fraction.
-constexpr double kMinEfficiency = 0.01, kMaxEfficiency = 1;
 constexpr double kMinScale = 1.0 / 20, kMaxScale = 20;
 constexpr int kBisectionSteps = 60;
 
@@ -23,7 +22,14 @@ double round4(double x) {
   return std::strtod(buf, nullptr);
 }
 
-double eff(double e, double k) { return std::clamp(round4(e * k), kMinEfficiency, kMaxEfficiency); }
+// `v` rounded and kept within the field table's range of the GPU field `name`, so that the
+// fitted spec is one `validate` accepts (a host time of 10^5 us divided by 1/20 is not).
+double in_range(const char* name, double v) {
+  const FieldDef* f = find_field(std::string("cluster.groups[].gpu.") + name);
+  return f ? std::clamp(round4(v), f->min, f->max) : round4(v);
+}
+
+double eff(const char* name, double e, double k) { return in_range(name, e * k); }
 
 Scenario with_gpu(const Scenario& s, const std::string& gpu_id, const GpuSpec& gpu) {
   Scenario out = s;
@@ -44,14 +50,14 @@ const GpuSpec* find_gpu(const Scenario& s, const PlanSpec& plan, const std::stri
 
 GpuSpec scale_efficiency(const GpuSpec& gpu, double k) {
   GpuSpec g = gpu;
-  g.gemm_efficiency = eff(gpu.gemm_efficiency, k);
-  g.attention_efficiency = eff(gpu.attention_efficiency, k);
-  g.hbm_efficiency = eff(gpu.hbm_efficiency, k);
-  g.intra_node_efficiency = eff(gpu.intra_node_efficiency, k);
-  g.inter_node_efficiency = eff(gpu.inter_node_efficiency, k);
-  g.alltoall_intra_node_efficiency = eff(gpu.alltoall_intra_node_efficiency, k);
-  g.alltoall_inter_node_efficiency = eff(gpu.alltoall_inter_node_efficiency, k);
-  g.host_launch_us = round4(gpu.host_launch_us / k);
+  g.gemm_efficiency = eff("gemm_efficiency", gpu.gemm_efficiency, k);
+  g.attention_efficiency = eff("attention_efficiency", gpu.attention_efficiency, k);
+  g.hbm_efficiency = eff("hbm_efficiency", gpu.hbm_efficiency, k);
+  g.intra_node_efficiency = eff("intra_node_efficiency", gpu.intra_node_efficiency, k);
+  g.inter_node_efficiency = eff("inter_node_efficiency", gpu.inter_node_efficiency, k);
+  g.alltoall_intra_node_efficiency = eff("alltoall_intra_node_efficiency", gpu.alltoall_intra_node_efficiency, k);
+  g.alltoall_inter_node_efficiency = eff("alltoall_inter_node_efficiency", gpu.alltoall_inter_node_efficiency, k);
+  g.host_launch_us = in_range("host_launch_us", gpu.host_launch_us / k);
   return g;
 }
 

@@ -42,11 +42,12 @@ Expected<std::optional<Placement>> placement_field(const std::string& v) {
   return Error{"bad_value", "expected \"intra_node\", \"inter_node\" or \"inter_group\", got \"" + v + "\"", "placement"};
 }
 
-json imported_summary(const std::string& name, const NcclImport& n) {
+json imported_summary(const std::string& name, size_t index, const NcclRun& n, size_t kept, size_t repeated) {
   double max_bw = 0;
   for (const auto& p : n.points) max_bw = std::max(max_bw, p.busbw_gbps);
-  return {{"file", name}, {"op", to_string(n.op)}, {"ranks", n.ranks}, {"placement", to_string(n.placement)},
-          {"hosts", n.hosts}, {"device", n.device}, {"points", n.points.size()}, {"max_busbw_gbps", max_bw}};
+  return {{"file", name}, {"run", index + 1}, {"line", n.first_line}, {"op", to_string(n.op)}, {"ranks", n.ranks},
+          {"placement", to_string(n.placement)}, {"hosts", n.hosts}, {"device", n.device}, {"points", kept},
+          {"repeated", repeated}, {"max_busbw_gbps", max_bw}};
 }
 
 }  // namespace
@@ -71,9 +72,10 @@ Expected<json> import_nccl_request(const json& r) {
     return Error{"missing_field", "expected a non-empty list of {\"name\", \"text\"}", "files"};
   }
   if (r.at("files").size() > kMaxImportFiles) return Error{"too_many", "at most 64 files", "files"};
-  GpuProfile g;
-  json imported = json::array();
-  std::string sources;
+  // Every file's runs first, then their points merged: a repeated measurement is dropped or refused.
+  std::vector<std::vector<NcclRun>> file_runs;
+  std::vector<NamedNcclRun> named;
+  std::vector<std::string> names;
   for (size_t i = 0; i < r.at("files").size(); ++i) {
     const json& f = r.at("files")[i];
     const std::string at = "files[" + std::to_string(i) + "]";
@@ -81,20 +83,48 @@ Expected<json> import_nccl_request(const json& r) {
         (f.contains("name") && !f.at("name").is_string())) {
       return Error{"wrong_type", "expected {\"name\": string, \"text\": nccl-tests output}", at};
     }
-    const std::string name = f.value("name", at);
-    const auto n = import_nccl_tests(f.at("text").get<std::string>(), options);
-    if (!n) return Error{n.error().code, name + ": " + n.error().field + ": " + n.error().message, at};
-    if (g.collectives.size() + n->points.size() > kMaxProfileCollectivePoints) {
-      return Error{"too_many", "more than " + std::to_string(kMaxProfileCollectivePoints) + " points in all", at};
+    names.push_back(f.value("name", at));
+    auto n = import_nccl_tests(f.at("text").get<std::string>(), options);
+    if (!n) return Error{n.error().code, names.back() + ": " + n.error().field + ": " + n.error().message, at};
+    file_runs.push_back(std::move(n).value());
+  }
+  for (size_t i = 0; i < file_runs.size(); ++i) {
+    for (const NcclRun& run : file_runs[i]) named.push_back({names[i], "files[" + std::to_string(i) + "]", &run});
+  }
+  std::vector<size_t> repeated;
+  auto points = merge_nccl_runs(named, &repeated);
+  if (!points) return points.error();
+  if (points->size() > kMaxProfileCollectivePoints) {
+    return Error{"too_many", "more than " + std::to_string(kMaxProfileCollectivePoints) + " points in all", "files"};
+  }
+  GpuProfile g;
+  g.collectives = std::move(points).value();
+  json imported = json::array(), notes = json::array();
+  std::string sources;
+  for (size_t k = 0, i = 0; i < file_runs.size(); ++i) {
+    for (size_t j = 0; j < file_runs[i].size(); ++j, ++k) {
+      const NcclRun& n = file_runs[i][j];
+      const std::string run = names[i] + (file_runs[i].size() > 1 ? " run " + std::to_string(j + 1) : "");
+      imported.push_back(imported_summary(names[i], j, n, n.points.size() - repeated[k], repeated[k]));
+      if (repeated[k] > 0) {
+        notes.push_back(run + ": " + std::to_string(repeated[k]) + " of its " + std::to_string(n.points.size()) +
+                        " rows repeat points already imported with the same busbw (the same output given twice?); kept once");
+      }
+      sources += (sources.empty() ? "" : "; ") + run + " (" + collective_perf_name(n.op) + ", " +
+                 std::to_string(n.ranks) + " ranks on " + std::to_string(n.hosts.size()) + " host(s)" +
+                 (n.device.empty() ? "" : ", " + n.device) + ")";
     }
-    g.collectives.insert(g.collectives.end(), n->points.begin(), n->points.end());
-    imported.push_back(imported_summary(name, n.value()));
-    sources += (sources.empty() ? "" : "; ") + name + " (" + collective_perf_name(n->op) + ", " +
-               std::to_string(n->ranks) + " ranks on " + std::to_string(n->hosts.size()) + " host(s)" +
-               (n->device.empty() ? "" : ", " + n->device) + ")";
   }
   g.source = "nccl-tests out-of-place busbw: " + sources;
-  return json{{"profile", {{"gpus", {{*gpu, gpu_profile_to_json(g)}}}}}, {"imported", imported}};
+  // What is printed must be what a scenario's profile section accepts.
+  json section = gpu_profile_to_json(g);
+  if (auto check = parse_gpu_profile(section, "profile.gpus." + *gpu); !check) {
+    return Error{check.error().code, "the imported points fail the profile's checks: " + check.error().field + ": " +
+                                         check.error().message, "files"};
+  }
+  json out = {{"profile", {{"gpus", {{*gpu, section}}}}}, {"imported", imported}};
+  if (!notes.empty()) out["notes"] = notes;
+  return out;
 }
 
 namespace {
@@ -208,7 +238,8 @@ Expected<json> import_log_request(const json& r, const PresetCatalog& catalog) {
                    {"log", {{"name", name}, {"iterations_used", steady->used}, {"iterations_skipped", steady->skipped},
                             {"median_iteration_ms", steady->median_ms},
                             {"median_tflops_per_gpu", steady->median_tflops_per_gpu},
-                            {"memory_lines", log->memory.size()}}}};
+                            {"memory_lines", log->memory.size()},
+                            {"iterations_repeated", log->repeated_iterations}}}};
   if (!log->memory.empty()) {
     const auto reserved = fit_reserved_memory_gib(s.value(), *s->plan, *gpu, rank_peaks(log.value()));
     if (reserved) {
@@ -217,7 +248,17 @@ Expected<json> import_log_request(const json& r, const PresetCatalog& catalog) {
     }
   }
   fit_json["fitted"] = overrides;
-  return json{{"scenario", with_fitted_gpu(r.at("scenario"), s.value(), *gpu, overrides, catalog)}, {"fit", fit_json}};
+  json out = {{"scenario", with_fitted_gpu(r.at("scenario"), s.value(), *gpu, overrides, catalog)}, {"fit", fit_json}};
+  // What is printed must be a scenario that `validate` accepts.
+  if (auto check = parse_scenario(out.at("scenario"), catalog); !check) {
+    return Error{check.error().code, "the fitted scenario fails validation: " + check.error().field + ": " +
+                                         check.error().message, "log"};
+  }
+  if (log->repeated_iterations > 0) {
+    out["notes"] = json::array({name + ": " + std::to_string(log->repeated_iterations) +
+                                " iteration lines repeat ones already read with the same numbers (the log given twice?); counted once"});
+  }
+  return out;
 }
 
 }  // namespace hapmoe

@@ -1,7 +1,10 @@
 #include "io/profile_io.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "io/json_read.hpp"
 
@@ -14,11 +17,10 @@ using nlohmann::json;
 
 namespace {
 
-// Bounds: a layer point's parallel sizes as the plan's (1024 ways, 8192 experts), times up to
-// 10^7 ms (~3 h per layer), messages up to 2^50 bytes (1 PiB), busbw up to 1e5 GB/s (~100x NVLink 5).
+// Bounds: a layer point's parallel sizes as the plan's (1024 ways, 8192 experts); times, sizes
+// and bandwidths: profile_io.hpp.
 constexpr long long kMaxWays = 1024, kMaxEp = 8192, kMaxMbs = 4096, kMaxSeq = 1 << 24;
 constexpr long long kMaxRanks = 1 << 20;
-constexpr double kMaxMs = 1e7, kMaxBytes = 1125899906842624.0, kMaxGbps = 1e5;
 
 // An object at `path` whose keys are all in `known`.
 const json& object_at(const json& v, const std::string& path, const std::set<std::string>& known) {
@@ -41,14 +43,21 @@ int int_or(const json& obj, const std::string& path, const char* key, long long 
   return static_cast<int>(detail::as_int(*it, join_path(path, key), 1, hi));
 }
 
-// A positive finite number up to `hi`.
-double positive(const json& obj, const std::string& path, const char* key, double hi) {
+// "0.001", "1e+05", "5e-324" (for messages).
+std::string short_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+// A finite number from lo to hi (lo > 0).
+double number_in(const json& obj, const std::string& path, const char* key, double lo, double hi) {
   const json& v = required(obj, path, key);
   const std::string at = join_path(path, key);
   if (!v.is_number()) fail("wrong_type", at, "expected a number, got " + detail::json_type_name(v));
   const double x = v.get<double>();
-  if (!(x > 0) || x > hi || !std::isfinite(x)) {
-    fail("out_of_range", at, "expected a number above 0 and at most " + json(hi).dump() + ", got " + json(x).dump());
+  if (!(x >= lo) || x > hi || !std::isfinite(x)) {
+    fail("out_of_range", at, "expected a number from " + short_number(lo) + " to " + short_number(hi) + ", got " + short_number(x));
   }
   return x;
 }
@@ -85,8 +94,8 @@ LayerPoint read_layer_point(const json& v, const std::string& path) {
   p.etp = int_or(o, path, "etp", kMaxWays, 1);
   p.micro_batch_size = int_or(o, path, "micro_batch_size", kMaxMbs, 1);
   p.seq_length = static_cast<int>(detail::as_int(required(o, path, "seq_length"), join_path(path, "seq_length"), 1, kMaxSeq));
-  p.forward_ms = positive(o, path, "forward_ms", kMaxMs);
-  p.backward_ms = positive(o, path, "backward_ms", kMaxMs);
+  p.forward_ms = number_in(o, path, "forward_ms", kMinProfileMs, kMaxProfileMs);
+  p.backward_ms = number_in(o, path, "backward_ms", kMinProfileMs, kMaxProfileMs);
   return p;
 }
 
@@ -101,9 +110,41 @@ CollectivePoint read_collective_point(const json& v, const std::string& path) {
   const std::string where = one_of(o, path, "placement", {"intra_node", "inter_node", "inter_group"});
   c.placement = where == "inter_node" ? Placement::kInterNode
                 : where == "inter_group" ? Placement::kInterGroup : Placement::kIntraNode;
-  c.bytes = positive(o, path, "bytes", kMaxBytes);
-  c.busbw_gbps = positive(o, path, "busbw_gbps", kMaxGbps);
+  c.bytes = number_in(o, path, "bytes", kMinProfileBytes, kMaxProfileBytes);
+  c.busbw_gbps = number_in(o, path, "busbw_gbps", kMinProfileBusbwGbps, kMaxProfileBusbwGbps);
   return c;
+}
+
+// Points with equal keys must agree: a second measurement of the same point with other values
+// (e.g. nccl-tests output of two runs) made the lookups average or pick between them silently.
+template <class Point, class Key, class Same>
+void check_repeats(const std::vector<Point>& points, const std::string& list_path, Key key, Same same,
+                   const char* what) {
+  std::map<decltype(key(points.front())), size_t> first;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const auto [it, fresh] = first.emplace(key(points[i]), i);
+    if (fresh || same(points[it->second], points[i])) continue;
+    fail("conflicting_points", index_path(list_path, i),
+         "same " + std::string(what) + " as " + index_path(list_path, it->second).substr(list_path.rfind('.') + 1) +
+             " with other values: a profile holds one measurement per point (keep one, or their mean)");
+  }
+}
+
+void check_gpu_repeats(const GpuProfile& g, const std::string& path) {
+  if (!g.layers.empty()) {
+    check_repeats(
+        g.layers, join_path(path, "layers"),
+        [](const LayerPoint& p) { return std::make_tuple(p.kind, p.tp, p.cp, p.ep, p.etp, p.micro_batch_size, p.seq_length); },
+        [](const LayerPoint& a, const LayerPoint& b) { return a.forward_ms == b.forward_ms && a.backward_ms == b.backward_ms; },
+        "kind, tp, cp, ep, etp, micro_batch_size and seq_length");
+  }
+  if (!g.collectives.empty()) {
+    check_repeats(
+        g.collectives, join_path(path, "collectives"),
+        [](const CollectivePoint& c) { return std::make_tuple(c.op, c.ranks, c.placement, c.bytes); },
+        [](const CollectivePoint& a, const CollectivePoint& b) { return a.busbw_gbps == b.busbw_gbps; },
+        "op, ranks, placement and bytes");
+  }
 }
 
 GpuProfile read_gpu_profile(const json& v, const std::string& path) {
@@ -119,6 +160,7 @@ GpuProfile read_gpu_profile(const json& v, const std::string& path) {
     if (!o.at("source").is_string()) fail("wrong_type", join_path(path, "source"), "expected a string");
     g.source = o.at("source").get<std::string>();
   }
+  check_gpu_repeats(g, path);
   return g;
 }
 
@@ -154,6 +196,14 @@ ProfileSpec read_profile(const json& v, const std::string& path, const ClusterSp
 Expected<ProfileSpec> parse_profile(const json& v, const std::string& path, const ClusterSpec& cluster) {
   try {
     return read_profile(v, path, cluster);
+  } catch (const detail::InputFailure& e) {
+    return e.error;
+  }
+}
+
+Expected<GpuProfile> parse_gpu_profile(const json& v, const std::string& path) {
+  try {
+    return read_gpu_profile(v, path);
   } catch (const detail::InputFailure& e) {
     return e.error;
   }

@@ -4,6 +4,7 @@
 
 #include "io/profile_io.hpp"
 #include "evaluate/stack_rules.hpp"
+#include "spec/profile_check.hpp"
 #include "io/json_read.hpp"
 #include "io/recompute_io.hpp"
 
@@ -634,6 +635,7 @@ Expected<Scenario> parse_scenario(const json& doc, const PresetCatalog& presets)
       Expected<ProfileSpec> p = parse_profile(doc.at("profile"), "profile", s.cluster);
       if (!p) throw InputFailure{p.error()};
       s.profile = std::move(p).value();
+      if (auto e = check_profile_against_model(s)) throw InputFailure{*e};
     }
     r.ignore("profile");
     r.finish();

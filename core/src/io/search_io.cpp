@@ -2,6 +2,7 @@
 // support in wasm).
 #include <cstdio>
 
+#include "io/budget_io.hpp"
 #include "search/baselines.hpp"
 #include "hapmoe/result_io.hpp"
 #include "evaluate/rules.hpp"
@@ -29,11 +30,12 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   for (const auto& [k, v] : r.stats.pruned) pruned[k] = v;
   json stats = {{"candidates", r.stats.candidates}, {"evaluated", r.stats.evaluated},
                 {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"cancelled", r.stats.cancelled}};
-  if (r.stats.budget_reached) stats["budget_reached"] = true;
-  json notes = json::array();
   if (r.stats.budget_reached) {
-    notes.push_back("search budget reached: these are the best plans found so far, not proven optimal");
+    stats["budget_reached"] = true;
+    stats["budget"] = budget_to_json(r.stats);
   }
+  json notes = json::array();
+  if (r.stats.budget_reached) notes.push_back(budget_note(s, r.stats));
   if (r.upstream) {
     char gain[160];
     std::snprintf(gain, sizeof gain, "hetero mode gains %.3gx over the best upstream (megatron mode) plan: %.4g s vs %.4g s per iteration",

@@ -1,5 +1,4 @@
 #include "search/candidate_space.hpp"
-
 #include "search/stack_choices.hpp"
 
 #include "spec/recompute.hpp"
@@ -40,7 +39,8 @@ std::vector<int> default_eps(const ModelSpec& m) {
 
 }  // namespace
 
-CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
+CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long max_combinations, long long max_shapes)
+    : s_(s) {
   const RuleNamesOnly names;  // rejections are counted by rule name
   RuleTally cuts;  // group and shape rejections (the page's first plan checks 12,000 combinations)
   const ClusterSpec& c = s.cluster;
@@ -82,103 +82,117 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
   for (Dispatch d : dispatch_choices(s)) {
     for (const CudaGraphs& g : graph_choices(s, d)) stacks.push_back({d, g});
   }
-  for (int tp : tps) {
-    for (int cp : cps) {
-      for (long long dp = 1; static_cast<long long>(tp) * cp * dp <= max_group; ++dp) {
-        if (s.training.global_batch_size % dp != 0) continue;  // no micro-batch size can divide it
-        Mesh base;
-        base.tp = tp;
-        base.cp = cp;
-        base.dp = static_cast<int>(dp);
-        base.pp = 0;
-        base.sequence_parallel = tp > 1;
-        const long long stage = base.stage_gpus();
-        std::vector<int> stages(num_groups, 0);
-        bool any = false;
-        for (int g = 0; g < num_groups; ++g) {
-          if (c.groups[g].gpus() < stage) continue;
-          if (auto v = check_group_rules(s, base, g)) {
-            cuts.count(v->rule);
-            continue;
-          }
-          stages[g] = static_cast<int>(c.groups[g].gpus() / stage);
-          any = true;
-        }
-        if (!any) continue;
-        const std::vector<int> etps_default = tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
-        // Stages per group for each stack: the groups whose GPUs do not run its dispatcher hold
-        // none (rule dispatch_supported); nullptr when no group is left.
-        std::vector<const std::vector<int>*> stack_stages(stacks.size(), nullptr);
-        for (size_t si = 0; si < stacks.size(); ++si) {
-          const Dispatch d = stacks[si].first;
-          const size_t same = std::find_if(stacks.begin(), stacks.begin() + si, [&](const auto& x) { return x.first == d; }) -
-                              stacks.begin();
-          if (same < si) {
-            stack_stages[si] = stack_stages[same];
-            continue;
-          }
-          std::vector<int> for_d = stages;
-          bool left = false;
+  // Counts one combination looked at (a (tp, cp, dp) base, or a full shape); false once
+  // max_combinations are looked at or max_shapes kept: the enumeration then stops there.
+  auto count_combination = [&] {
+    complete_ = ++combinations_ <= max_combinations && static_cast<long long>(shapes_.size()) < max_shapes;
+    return complete_;
+  };
+  // A lambda, so that the spent enumeration budget ends every loop at once.
+  [&] {
+    for (int tp : tps) {
+      for (int cp : cps) {
+        for (long long dp = 1; static_cast<long long>(tp) * cp * dp <= max_group; ++dp) {
+          if (s.training.global_batch_size % dp != 0) continue;  // no micro-batch size can divide it
+          if (!count_combination()) return;
+          Mesh base;
+          base.tp = tp;
+          base.cp = cp;
+          base.dp = static_cast<int>(dp);
+          base.pp = 0;
+          base.sequence_parallel = tp > 1;
+          const long long stage = base.stage_gpus();
+          std::vector<int> stages(num_groups, 0);
+          bool any = false;
           for (int g = 0; g < num_groups; ++g) {
-            if (for_d[g] > 0 && !dispatch_runs_on(d, c.groups[g])) {
-              for_d[g] = 0;
-              cuts.count("dispatch_supported");
+            if (c.groups[g].gpus() < stage) continue;
+            if (auto v = check_group_rules(s, base, g)) {
+              cuts.count(v->rule);
+              continue;
             }
-            left = left || for_d[g] > 0;
+            stages[g] = static_cast<int>(c.groups[g].gpus() / stage);
+            any = true;
           }
-          if (!left) continue;
-          stage_counts_.push_back(std::make_unique<const std::vector<int>>(std::move(for_d)));
-          stack_stages[si] = stage_counts_.back().get();
-        }
-        // One shape per base, its mesh fields set below for each combination (all of them are).
-        MeshShape shape;
-        shape.mesh = base;
-        // The shape rules read neither vpp nor pp: a verdict found for the first vpp is reused
-        // for the others (key: recompute, overlap and offload indices; the value: the first
-        // violated rule's name, empty when the mesh passes).
-        std::vector<std::pair<size_t, std::string_view>> verdicts;
-        auto shape_rule = [&](size_t key, const Mesh& m) {
-          for (const auto& [k, rule] : verdicts) {
-            if (k == key) return rule;
+          if (!any) continue;
+          const std::vector<int> etps_default = tp > 1 && s.model.is_moe() ? std::vector<int>{1, tp} : std::vector<int>{1};
+          // Stages per group for each stack: the groups whose GPUs do not run its dispatcher hold
+          // none (rule dispatch_supported); nullptr when no group is left.
+          std::vector<const std::vector<int>*> stack_stages(stacks.size(), nullptr);
+          for (size_t si = 0; si < stacks.size(); ++si) {
+            const Dispatch d = stacks[si].first;
+            const size_t same = std::find_if(stacks.begin(), stacks.begin() + si, [&](const auto& x) { return x.first == d; }) -
+                                stacks.begin();
+            if (same < si) {
+              stack_stages[si] = stack_stages[same];
+              continue;
+            }
+            std::vector<int> for_d = stages;
+            bool left = false;
+            for (int g = 0; g < num_groups; ++g) {
+              if (for_d[g] > 0 && !dispatch_runs_on(d, c.groups[g])) {
+                for_d[g] = 0;
+                cuts.count("dispatch_supported");
+              }
+              left = left || for_d[g] > 0;
+            }
+            if (!left) continue;
+            stage_counts_.push_back(std::make_unique<const std::vector<int>>(std::move(for_d)));
+            stack_stages[si] = stage_counts_.back().get();
           }
-          const RuleResult v = check_shape_rules(s, m);
-          const std::string_view rule = v ? v->rule : std::string_view();
-          verdicts.push_back({key, rule});
-          return rule;
-        };
-        for (int ep : eps) {
-          for (int etp : or_default(sp.etp, etps_default)) {
-            for (int mbs : mbss) {
-              verdicts.clear();
-              for (int vpp : vpps) {
-                for (size_t si = 0; si < stacks.size(); ++si) {
-                  if (!stack_stages[si]) continue;
-                  shape.stages_ = stack_stages[si];
-                  for (size_t ri = 0; ri < rcs.size(); ++ri) {
-                    for (bool overlap : overlaps) {
-                      shape.mesh.ep = ep;
-                      shape.mesh.etp = etp;
-                      shape.mesh.micro_batch_size = mbs;
-                      shape.mesh.vpp = vpp;
-                      shape.mesh.recompute = rcs[ri];
-                      shape.mesh.ep_comm_overlap = overlap;
-                      shape.mesh.dispatch = stacks[si].first;
-                      shape.mesh.cuda_graphs = stacks[si].second;
-                      shape.mesh.optimizer_offload_fraction = base.optimizer_offload_fraction;  // as a fresh shape
-                      const size_t combo = si * rcs.size() + ri;
-                      const size_t key = (combo * 2 + (overlap ? 1 : 0)) * (offloads.size() + 1);
-                      if (overlap_auto) {
-                        shape.ep_overlap_auto = true;
-                        shape.mesh.ep_comm_overlap = shape_rule(key + offloads.size(), shape.mesh).empty();
-                      }
-                      const size_t checked = (combo * 2 + (shape.mesh.ep_comm_overlap ? 1 : 0)) * (offloads.size() + 1);
-                      for (size_t fi = 0; fi < offloads.size(); ++fi) {
-                        shape.mesh.optimizer_offload_fraction = offloads[fi];
-                        if (const std::string_view rule = shape_rule(checked + fi, shape.mesh); !rule.empty()) {
-                          cuts.count(rule);
-                          continue;
+          // One shape per base, its mesh fields set below for each combination (all of them are).
+          MeshShape shape;
+          shape.mesh = base;
+          // The shape rules read neither vpp nor pp: a verdict found for the first vpp is reused
+          // for the others (key: recompute, overlap and offload indices; the value: the first
+          // violated rule's name, empty when the mesh passes). Indexed by the key: a linear
+          // look-up made long search lists quadratic (230 ns per combination with 100 offload
+          // fractions and 6 recompute choices).
+          const size_t keys = stacks.size() * rcs.size() * 2 * (offloads.size() + 1);
+          std::vector<std::string_view> verdicts(keys);
+          std::vector<char> known(keys, 0);
+          auto shape_rule = [&](size_t key, const Mesh& m) {
+            if (!known[key]) {
+              const RuleResult v = check_shape_rules(s, m);
+              verdicts[key] = v ? v->rule : std::string_view();
+              known[key] = 1;
+            }
+            return verdicts[key];
+          };
+          for (int ep : eps) {
+            for (int etp : or_default(sp.etp, etps_default)) {
+              for (int mbs : mbss) {
+                std::fill(known.begin(), known.end(), 0);
+                for (int vpp : vpps) {
+                  for (size_t si = 0; si < stacks.size(); ++si) {
+                    if (!stack_stages[si]) continue;
+                    shape.stages_ = stack_stages[si];
+                    for (size_t ri = 0; ri < rcs.size(); ++ri) {
+                      for (bool overlap : overlaps) {
+                        shape.mesh.ep = ep;
+                        shape.mesh.etp = etp;
+                        shape.mesh.micro_batch_size = mbs;
+                        shape.mesh.vpp = vpp;
+                        shape.mesh.recompute = rcs[ri];
+                        shape.mesh.ep_comm_overlap = overlap;
+                        shape.mesh.dispatch = stacks[si].first;
+                        shape.mesh.cuda_graphs = stacks[si].second;
+                        shape.mesh.optimizer_offload_fraction = base.optimizer_offload_fraction;  // as a fresh shape
+                        const size_t combo = si * rcs.size() + ri;
+                        const size_t key = (combo * 2 + (overlap ? 1 : 0)) * (offloads.size() + 1);
+                        if (overlap_auto) {
+                          shape.ep_overlap_auto = true;
+                          shape.mesh.ep_comm_overlap = shape_rule(key + offloads.size(), shape.mesh).empty();
                         }
-                        shapes_.push_back(shape);
+                        const size_t checked = (combo * 2 + (shape.mesh.ep_comm_overlap ? 1 : 0)) * (offloads.size() + 1);
+                        for (size_t fi = 0; fi < offloads.size(); ++fi) {
+                          if (!count_combination()) return;
+                          shape.mesh.optimizer_offload_fraction = offloads[fi];
+                          if (const std::string_view rule = shape_rule(checked + fi, shape.mesh); !rule.empty()) {
+                            cuts.count(rule);
+                            continue;
+                          }
+                          shapes_.push_back(shape);
+                        }
                       }
                     }
                   }
@@ -189,8 +203,18 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned) : s_(s) {
         }
       }
     }
-  }
+  }();
   cuts.add_to(pruned);
+}
+
+long long CandidateSpace::group_set_count(const MeshShape& shape) const {
+  constexpr long long kMax = 1LL << 62;
+  long long n = 1;  // the odometer's positions, the empty set included
+  for (const std::vector<int>& groups : class_groups_) {
+    const long long eligible = shape.stages_per_group()[groups.front()] > 0 ? static_cast<long long>(groups.size()) : 0;
+    n = n > kMax / (eligible + 1) ? kMax : n * (eligible + 1);
+  }
+  return n - 1;
 }
 
 bool CandidateSpace::next_set(const MeshShape& shape, std::vector<int>& counts) const {
@@ -208,14 +232,14 @@ bool CandidateSpace::next_set(const MeshShape& shape, std::vector<int>& counts) 
   return false;
 }
 
-bool CandidateSpace::walk_sets(const MeshShape& shape, bool from_start) const {
+bool CandidateSpace::walk_sets(const MeshShape& shape, bool from_start, size_t items) const {
   walk_items_.clear();
   walk_groups_.clear();
   walk_whole_ = false;
   const std::vector<int>& allowed_pp = s_.search.pp;
   const int fixed_pp = static_cast<int>(s_.search.layer_split.size());
   std::vector<int>& groups = walk_set_.groups;
-  while (walk_items_.size() < kSetChunk) {
+  while (walk_items_.size() < items) {
     if (!next_set(shape, walk_counts_)) {
       if (from_start) {
         walk_key_ = shape.stages_per_group();

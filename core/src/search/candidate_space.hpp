@@ -62,18 +62,28 @@ struct GroupSet {
 class CandidateSpace {
  public:
   // Enumerates the mesh shapes that pass the group rules; rejections are counted into *pruned.
-  CandidateSpace(const Scenario& s, PruneCounts* pruned);
+  // At most max_combinations combinations of the search lists are looked at (rules' cuts
+  // included) and max_shapes shapes kept: past either the enumeration stops (complete() false).
+  CandidateSpace(const Scenario& s, PruneCounts* pruned, long long max_combinations = 1LL << 62,
+                 long long max_shapes = 1LL << 62);
 
   const std::vector<MeshShape>& shapes() const { return shapes_; }
+  // Combinations of the search lists looked at, and whether that was all of them.
+  long long combinations() const { return combinations_; }
+  bool complete() const { return complete_; }
   // Class of each cluster group: equal classes <=> identical effective GPU spec and group shape.
   const std::vector<int>& group_class() const { return class_of_; }
 
   // Group sets of a shape up to identical groups (within a class, the lowest-index groups are
   // used first), each with its pp; sets whose pp the search or the model excludes are counted in
   // *cuts by rule name (a search walks thousands of shapes: the caller adds them to its
-  // PruneCounts once). Stops early (returns false) when `fn` returns false.
+  // PruneCounts once). Stops early (returns false) when `fn` returns false, or once *sets_left
+  // (when given: the sets it may still walk, cut ones too; counted down) reaches 0.
   template <class F>
-  bool for_each_group_set(const MeshShape& shape, F fn, RuleTally* cuts) const;
+  bool for_each_group_set(const MeshShape& shape, F fn, RuleTally* cuts, long long* sets_left = nullptr) const;
+
+  // How many group sets for_each_group_set walks for a shape (cut ones too; saturates at 2^62).
+  long long group_set_count(const MeshShape& shape) const;
 
   // The mesh of a shape and a set: pp is the sum of the set's stages.
   Mesh mesh_for(const MeshShape& shape, const GroupSet& set) const;
@@ -99,8 +109,8 @@ class CandidateSpace {
 
   bool next_set(const MeshShape& shape, std::vector<int>& counts) const;
   // Walks on from walk_counts_ (from_start: from the first set), replacing walk_items_ with up to
-  // kSetChunk items; true when the walk has ended.
-  bool walk_sets(const MeshShape& shape, bool from_start) const;
+  // `items` (<= kSetChunk) items; true when the walk has ended.
+  bool walk_sets(const MeshShape& shape, bool from_start, size_t items = kSetChunk) const;
   // check_group_set_rules' verdict for sorted groups as an index into set_rule_names_ (0 =
   // passes), kept by group bit mask (the same sets recur in every shape).
   int group_set_rule(const std::vector<int>& groups) const;
@@ -118,6 +128,8 @@ class CandidateSpace {
   mutable std::vector<long long> walk_rule_cuts_;  // by verdict
   mutable GroupSet walk_set_;
   const Scenario& s_;
+  long long combinations_ = 0;
+  bool complete_ = true;
   std::vector<MeshShape> shapes_;
   std::vector<std::unique_ptr<const std::vector<int>>> stage_counts_;  // the shapes' stages_per_group
   std::vector<int> class_of_;
@@ -126,12 +138,14 @@ class CandidateSpace {
 
 // Group sets are counted per class: counts[c] groups of class c (its lowest-index eligible ones).
 template <class F>
-bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, RuleTally* cuts) const {
+bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, RuleTally* cuts, long long* sets_left) const {
+  // No more sets walked than the budget allows (a short budget per shape walked whole chunks).
+  auto chunk = [&] { return sets_left ? std::min<size_t>(kSetChunk, static_cast<size_t>(std::max(1LL, *sets_left))) : kSetChunk; };
   // Replaying a kept walk instead of walking again was a fifth of the 8-type search.
   bool ended = walk_whole_ && walk_key_ == shape.stages_per_group();
   if (!ended) {
     walk_counts_.assign(class_groups_.size(), 0);
-    ended = walk_sets(shape, true);
+    ended = walk_sets(shape, true, chunk());
   }
   // Cuts are counted here and added to *cuts once (not a look-up by name per set).
   long long pp_range = 0;
@@ -145,6 +159,11 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, RuleTally*
   GroupSet& set = walk_set_;  // refilled for each set (fn sees it until it returns)
   for (;;) {
     for (const SetItem& item : walk_items_) {
+      if (sets_left && (*sets_left)-- <= 0) {  // the walk budget is spent
+        *sets_left = 0;
+        count_cuts();
+        return false;
+      }
       if (item.verdict < 0) {
         ++pp_range;
       } else if (item.verdict > 0) {  // vendor, common FP8 recipe
@@ -158,7 +177,7 @@ bool CandidateSpace::for_each_group_set(const MeshShape& shape, F fn, RuleTally*
       }
     }
     if (ended) break;
-    ended = walk_sets(shape, false);
+    ended = walk_sets(shape, false, chunk());
     walk_rule_cuts_.resize(set_rule_names_.size(), 0);
   }
   count_cuts();

@@ -7,19 +7,51 @@
 
 namespace hapmoe {
 
+namespace {
+
+// "0.788", "12.500"; below 0.001 three significant digits ("0.00012": a shortfall is never "0.000").
+std::string gib_text(double gib) {
+  std::ostringstream o;
+  o.precision(3);
+  if (gib >= 0.001) o << std::fixed;
+  o << gib;
+  return o.str();
+}
+
+// The rule that cut the most candidates, or "".
+std::string top_rule(const SearchStats& stats) {
+  std::string top;
+  long long most = 0;
+  for (const auto& [rule, n] : stats.pruned) {
+    if (n > most) {
+      most = n;
+      top = rule;
+    }
+  }
+  return top;
+}
+
+}  // namespace
+
 Diagnosis diagnose_no_plan(const Scenario& s, double shortfall_bytes, const SearchStats& stats) {
   Diagnosis d;
   d.shortfall_gib = std::max(0.0, shortfall_bytes / kGiB);
+  if (stats.budget_reached) {
+    // Not a finding about memory: the search did not get to look at everything.
+    d.message = "No plan found within the search's work budget: it stopped before it could tell whether a plan fits"
+                " (stats.budget says what it left out)" +
+                (shortfall_bytes > 0 ? "; the closest candidate it costed is " + gib_text(d.shortfall_gib) +
+                                           " GiB over on its fullest stage."
+                                     : std::string("."));
+    d.suggestions = {"narrow the search lists (search.micro_batch_size, search.optimizer_offload_fraction, "
+                     "search.ep, ...) to the values worth trying",
+                     "list fewer distinct GPU groups (identical groups cost nothing extra)",
+                     "fix search.tp, search.pp or search.ep when they are known"};
+    return d;
+  }
   if (stats.candidates == 0) {
     // Name the rule that cut the most candidates.
-    std::string top;
-    long long most = 0;
-    for (const auto& [rule, n] : stats.pruned) {
-      if (n > most) {
-        most = n;
-        top = rule;
-      }
-    }
+    const std::string top = top_rule(stats);
     d.message = "No mesh shape passes the Megatron-LM rules for this model, cluster and batch size" +
                 (top.empty() ? std::string(".") : " (most were cut by rule \"" + top + "\").");
     d.suggestions = {"relax the search constraints (tp, pp, ep, cp, micro_batch_size lists)",
@@ -27,11 +59,15 @@ Diagnosis diagnose_no_plan(const Scenario& s, double shortfall_bytes, const Sear
                      "check that num_experts is divisible by the allowed ep values"};
     return d;
   }
-  std::ostringstream o;
-  o.precision(3);
-  o << std::fixed << "No plan fits in GPU memory; the closest one is " << d.shortfall_gib
-    << " GiB over on its fullest stage.";
-  d.message = o.str();
+  if (!(shortfall_bytes > 0)) {
+    // Nothing was over memory: the candidates failed otherwise (e.g. no finite time).
+    const std::string top = top_rule(stats);
+    d.message = "No plan passed the search's checks although none was over memory" +
+                (top.empty() ? std::string(".") : " (most candidates were cut by \"" + top + "\").");
+    d.suggestions = {"check the scenario's profile points and GPU figures for values far from the rest"};
+    return d;
+  }
+  d.message = "No plan fits in GPU memory; the closest one is " + gib_text(d.shortfall_gib) + " GiB over on its fullest stage.";
   const auto& rc = s.search.recompute;
   if (!rc.empty() && std::find(rc.begin(), rc.end(), Recompute::kFull) == rc.end()) {
     d.suggestions.push_back("allow recompute \"full\"");

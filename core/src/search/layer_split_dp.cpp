@@ -111,6 +111,10 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
   for (int j = i * min_n; j <= L - (s.pp - i) * min_n; ++j) {
     const std::vector<Label>& here = s.state(i, j);
     if (here.empty()) continue;
+    if (k->work() >= k->max_work) {  // the work budget is spent: no split through this push
+      k->stopped = true;
+      return false;
+    }
     // Stage i over layers [j, j + n) does not depend on the label: each n is costed once per
     // state (per_microbatch, tail), as far as some label needs it, and read from the memo when
     // an earlier push of this stage costed it.
@@ -135,6 +139,7 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
           k->memory += max_n - n + 1;
           break;
         }
+        ++k->label_steps;
         StageCostMemo::Item& c = costs[n];
         if (n - least_n >= costed) {
           if (!memo->known(c)) memo->set(&c, model.cost(i, j, n, links, s.mesh));
@@ -175,6 +180,7 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
         // those too); the survivors keep their order, as with remove_if.
         std::vector<Label>& there = s.state(i + 1, j + n);
         const size_t before = there.size();
+        k->label_steps += static_cast<long long>(before);
         size_t kept = 0;
         bool dominated = false;
         for (size_t r = 0; r < before; ++r) {

@@ -23,6 +23,15 @@ namespace hapmoe {
 
 struct SplitCounters {
   long long stage_costs = 0;      // stage costs the splits used (one reused from a StageCostMemo counts too)
+  // Label transitions and dominance comparisons: with many layers and labels they, not the stage
+  // costs, are the DPs' time (a 1024-layer push: ~10^8 of them), so the work budget counts them.
+  long long label_steps = 0;
+  // IncrementalSplit::push stops (returns false, sets `stopped`) once work() reaches this.
+  long long max_work = 1LL << 62;
+  bool stopped = false;
+  // The work budget's measure: stage costs, with kLabelStepsPerStageCost label steps as one.
+  static constexpr long long kLabelStepsPerStageCost = 16;
+  long long work() const { return stage_costs + label_steps / kLabelStepsPerStageCost; }
   long long memory = 0;           // transitions cut because the stage does not fit
   long long lower_bound = 0;      // labels / transitions cut by the bound
   long long dominated = 0;        // labels dropped by Pareto dominance

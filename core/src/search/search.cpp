@@ -18,6 +18,7 @@
 #include "search/diagnosis.hpp"
 #include "hetero/hetero_search.hpp"
 #include "search/layer_split_dp.hpp"
+#include "search/search_budget.hpp"
 #include "evaluate/rules.hpp"
 #include "spec/stable_map.hpp"
 
@@ -101,6 +102,7 @@ struct EntryBuilder : SearchContext {
   std::vector<GroupSet> sets;
   SortedEntries entries;  // filled by build()
   double min_shortfall = -1;
+  long long walked = 0;  // group sets walked by build() (cut ones too), in budget units
   std::unordered_map<std::vector<int>, int, IntsHash> set_ids;
 
   std::vector<int> set_ids_flat;  // the same, indexed by the group bit mask (< 17 groups; -1 = none yet)
@@ -126,17 +128,42 @@ struct EntryBuilder : SearchContext {
 
   // Kept out of line (as is add()): inlined, the driver was one 22 KB wasm function whose
   // optimizing compile took 100-200 ms of CPU in the browser while the page's first plan ran.
-  [[gnu::noinline]] void build() {
-    for (size_t i = 0; i < space.shapes().size() && !st.budget_reached; ++i) {
+  // progress(fraction of the build done).
+  [[gnu::noinline]] void build(const std::function<void(double)>& progress) {
+    const size_t n = space.shapes().size();
+    std::vector<long long> counts(n);
+    for (size_t i = 0; i < n; ++i) counts[i] = space.group_set_count(space.shapes()[i]);
+    // A set's walk (with its entry, when it passes) reads every class of groups: with many
+    // distinct groups one set counts as several (natively ~90 ns a set with 16 classes of
+    // groups, ~150 ns with 64).
+    const long long classes = 1 + *std::max_element(space.group_class().begin(), space.group_class().end());
+    const long long units = 1 + classes / 32;
+    const std::vector<long long> allowed = walk_allowance(counts, budget.max_group_sets / units);
+    for (size_t i = 0; i < n; ++i) {
+      if (i % 64 == 0 && past_deadline(budget)) {
+        st.reached("seconds");
+        st.shapes_cut_short += static_cast<long long>(n - i);
+        break;
+      }
+      if (progress && i % 64 == 0) progress(static_cast<double>(i) / n);
+      if (allowed[i] < counts[i]) {
+        st.reached("group_sets");
+        ++st.shapes_cut_short;
+      }
+      if (allowed[i] == 0) continue;
       const MeshShape& shape = space.shapes()[i];
       count_rules();
       shape_times.assign(2 * shape.stages_per_group().size(), nullptr);
       shape_need_known = false;
-      space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &cuts_);
+      long long sets_left = allowed[i];
+      space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &cuts_,
+                               &sets_left);
+      walked += (allowed[i] - sets_left) * units;
     }
     count_rules();
     cuts_.add_to(&st.pruned);
     if (memory_bound > 0) st.pruned["memory_bound"] += memory_bound;
+    if (st.entries_dropped > 0) st.reached("entries");
     entries.assign(std::move(built_));
   }
 
@@ -206,10 +233,6 @@ struct EntryBuilder : SearchContext {
   // The entry of one group set of shape (number shape_index), unless a rule or the static memory
   // bound cuts it; false once the entry budget is spent.
   [[gnu::noinline]] bool add(int shape_index, const MeshShape& shape, const GroupSet& set) {
-    if (static_cast<long long>(built_.size()) >= budget.max_entries) {
-      st.budget_reached = true;
-      return false;
-    }
     // The mesh and the pipeline rules depend on the set only through pp: made and checked once per pp.
     int pp = 0;
     for (int g : set.groups) pp += shape.stages_per_group()[g];
@@ -250,8 +273,35 @@ struct EntryBuilder : SearchContext {
     const double sum_c = cheapest_sum(tv);
     const double bound = set_lower_bound_s(tv, stages, s.model.num_layers, num_microbatches(s.training, mesh), mesh.vpp,
                                            true, nullptr, &sum_c);
-    built_.push_back({bound, shape_index, set_id(set)});
+    keep({bound, shape_index, -1}, set);
     return true;
+  }
+
+  // Adds the entry, within budget.max_entries: past it the entries with the highest bounds are
+  // dropped (a heap on built_), the ones the search would read last, so that the limit never
+  // leaves the later mesh shapes out. The heap's order is total (bound, shape, then the set's
+  // groups, not its id): which entries are kept does not depend on the standard library's heap.
+  void keep(SearchEntry e, const GroupSet& set) {
+    auto before = [](const SearchEntry& a, const std::vector<int>& ga, const SearchEntry& b, const std::vector<int>& gb) {
+      if (a.bound_s != b.bound_s) return a.bound_s < b.bound_s;
+      if (a.shape != b.shape) return a.shape < b.shape;
+      return ga < gb;
+    };
+    const auto later = [&](const SearchEntry& a, const SearchEntry& b) {  // a max-heap
+      return before(a, sets[a.set].groups, b, sets[b.set].groups);
+    };
+    if (static_cast<long long>(built_.size()) < budget.max_entries) {
+      e.set = set_id(set);
+      built_.push_back(e);
+      if (static_cast<long long>(built_.size()) == budget.max_entries) std::make_heap(built_.begin(), built_.end(), later);
+      return;
+    }
+    ++st.entries_dropped;
+    if (built_.empty() || !before(e, set.groups, built_.front(), sets[built_.front().set].groups)) return;
+    std::pop_heap(built_.begin(), built_.end(), later);
+    e.set = set_id(set);
+    built_.back() = e;
+    std::push_heap(built_.begin(), built_.end(), later);
   }
 };
 
@@ -297,10 +347,15 @@ class EntrySearch {
   // up by name in the stats' map at every cut).
   void add_counts_to(PruneCounts* pruned) const { pruned_.add_to(pruned); }
 
+  // Orders searched so far (4 order-bound checks count as one), for the budget.
+  long long orders_used() const { return st_.evaluated + work_ / 4; }
+  // Whether the order, stage-cost or time budget ended the search.
+  bool spent() const { return spent_; }
+
   // Explores the entry (skipping its first-guess order when that was split already); false when
   // the budget ended the search.
   bool run(const MeshShape& shape, const GroupSet& set, bool guessed) {
-    if (!begin(shape, set)) return !st_.budget_reached;
+    if (!begin(shape, set)) return !spent_;
     const std::vector<int>& fixed = s_.search.layer_split;
     if (!fixed.empty() && *std::min_element(fixed.begin(), fixed.end()) < std::max(1, mesh_.vpp)) {
       pruned_.count("stage_layers_at_least_vpp");
@@ -312,7 +367,7 @@ class EntrySearch {
         shape, set, [&](const std::vector<int>& prefix, const std::vector<int>& rest) { return keep(prefix, rest); },
         [&](const std::vector<int>&) { leave(); },
         [&](const std::vector<int>& stage_groups) { return stage_groups == skip || leaf(stage_groups); });
-    return !st_.budget_reached;
+    return !spent_;
   }
 
  private:
@@ -332,6 +387,7 @@ class EntrySearch {
   // Mesh, bounds and DP of the entry; false when the entry's own bounds cut it.
   bool begin(const MeshShape& shape, const GroupSet& set) {
     if (set_ == &set && shape_ == &shape) return prepared_;  // run() after run_first_guess()
+    if (over_budget()) return false;
     set_ = &set;
     shape_ = &shape;
     c_.space.complete_mesh(shape, set, &mesh_, &rule_);
@@ -349,6 +405,15 @@ class EntrySearch {
 
   // Cost models and bound terms of the set's groups; false when the entry's own bounds cut it.
   bool prepare_bounds(const MeshShape& shape) {
+    // An entry's bounds cost about an order's bound checks (counted: 2M entries cut here took
+    // seconds), and the bound terms of many meshes memory (1,000 offload fractions: 920 MB), so
+    // they are kept for kMaxBoundTerms keys at most (terms_ is refilled below). The position
+    // bound goes with them: its rows are kept by the terms' addresses, which new terms may reuse.
+    work_ += 4;
+    if (bound_terms_.size() >= kMaxBoundTerms) {
+      bound_terms_.clear();
+      positions_.reset();
+    }
     models_.clear();
     terms_.clear();
     std::vector<const GroupLayerTimes*>& tv = set_times_;
@@ -474,11 +539,19 @@ class EntrySearch {
     });
   }
 
+  // True once this search's order, stage-cost or time budget is spent (recorded in the stats).
+  // The entry budget of the build does not end the search of the entries built.
   bool over_budget() {
-    if (st_.evaluated + work_ / 4 >= c_.budget.max_orders || counters_.stage_costs >= c_.budget.max_stage_costs) {
-      st_.budget_reached = true;
+    if (spent_) return true;
+    const char* limit = orders_used() >= c_.budget.max_orders                 ? "orders"
+                        : counters_.work() >= c_.budget.max_stage_costs      ? "stage_costs"
+                        : ++clock_checks_ % 64 == 0 && past_deadline(c_.budget) ? "seconds"
+                                                                                 : nullptr;
+    if (limit) {
+      st_.reached(limit);
+      spent_ = true;
     }
-    return st_.budget_reached;
+    return spent_;
   }
 
   bool keep(const std::vector<int>& prefix, const std::vector<int>& rest) {
@@ -545,6 +618,8 @@ class EntrySearch {
   std::string_view rule_;
   long long m_ = 1;
   long long work_ = 0;  // bound evaluations over orders (4 count as one searched order)
+  bool spent_ = false;  // the budget ended this search
+  unsigned clock_checks_ = 0;
   std::vector<const StageCostModel*> models_;  // per set group
   std::vector<const GroupBoundTerms*> terms_;  // per set group, in bound_terms_
   // prepare_bounds() scratch, per set group: layer times, stages, most layers in memory.
@@ -567,6 +642,7 @@ class EntrySearch {
     }
   };
   StableMap<BoundKey, GroupBoundTerms, BoundKeyHash> bound_terms_;
+  static constexpr size_t kMaxBoundTerms = 16384;
   std::optional<PositionBound> positions_;
   PositionBound::Options options_;
   std::vector<int> depths_;
@@ -579,6 +655,15 @@ class EntrySearch {
   std::vector<StageLinks> links_;           // push_until() scratch
   std::vector<long long> links_seen_;
 };
+
+// Entries after the first `done` (in bound order) whose bound is below `threshold`: those a
+// search that stopped there left out although they could hold a better plan.
+long long entries_below(const SortedEntries& entries, size_t done, double threshold) {
+  long long n = 0;
+  for (const SearchEntry& e : entries.any_order()) n += e.bound_s < threshold;
+  for (size_t i = 0; i < done && i < entries.size(); ++i) n -= entries[i].bound_s < threshold;
+  return std::max(0LL, n);
+}
 
 // The plans found become the result; baselines and diagnosis beside them.
 void finish_result(const Scenario& s, const EntryBuilder& builder, const CandidateSpace& space, StageModelCache& cache,
@@ -644,12 +729,22 @@ SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
   out.stats.evaluated += other.stats.evaluated;
   out.stats.stage_costs += other.stats.stage_costs;
   out.stats.elapsed_ms += other.stats.elapsed_ms;
-  out.stats.budget_reached = out.stats.budget_reached || other.stats.budget_reached;
+  add_budget_use(other.stats, &out.stats);
   if (!out.plans.empty() && !other.plans.empty()) out.diagnosis.reset();
   return out;
 }
 
-Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
+Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
+  const SearchBudget budget = with_deadline(given);
+  // Progress never goes back, whatever rounding the parts' shares of it leave.
+  double last_progress = 0;
+  SearchControl control = given_control;
+  if (given_control.progress) {
+    control.progress = [&given_control, &last_progress](double f, long long n) {
+      last_progress = std::max(last_progress, f);
+      given_control.progress(last_progress, n);
+    };
+  }
   if (s.search.mode == SearchMode::kHetero) return hetero_search(s, control, budget);
   // The searches without and with optimizer offload share their stage cost models and layer
   // times: the scenarios differ only in search fields, which no model reads (cost() takes the
@@ -678,7 +773,8 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& cont
   // Only offloaded plans that beat the k-th plan found without offload are wanted.
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   const double kth = r->plans.size() < k ? 1e300 : r->plans.back().metrics.iteration_time_s;
-  auto retry = search_once(*offload, scaled(kFirstPassShare, 1 - kFirstPassShare), budget, kth, cache, times);
+  auto retry = search_once(*offload, scaled(kFirstPassShare, 1 - kFirstPassShare),
+                           remaining_budget(budget, r->stats.work), kth, cache, times);
   if (!retry.ok()) return r;
   const bool found_without = !r->plans.empty();
   SearchResult out = merge_results(std::move(r).value(), std::move(retry).value(), k);
@@ -693,22 +789,42 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   if (auto e = check_request(s)) return *e;
   SearchResult r;
   SearchStats& st = r.stats;
-  const CandidateSpace space(s, &st.pruned);
+  const CandidateSpace space(s, &st.pruned, budget.max_combinations, budget.max_shapes);
+  if (!space.complete()) {
+    st.reached(static_cast<long long>(space.shapes().size()) >= budget.max_shapes ? "shapes" : "combinations");
+  }
   const SearchContext context{s, space, cache, times, budget, st};
   EntryBuilder builder(context);
-  builder.build();
+  // Progress: the build to kBuildShare, then the larger of the entries read and the order and
+  // stage-cost budgets used (the budget ends the search, so its use moves with time).
+  constexpr double kBuildShare = 0.1;
+  builder.build([&](double f) {
+    if (control.progress) control.progress(kBuildShare * f, 0);
+  });
   const SortedEntries& entries = builder.entries;
-  if (control.progress) control.progress(0.0, 0);
+  if (control.progress) control.progress(kBuildShare, 0);
 
   TopK top(static_cast<size_t>(std::max(1, s.search.top_k)), prune_above_s);
   SplitCounters counters;
+  counters.max_work = budget.max_stage_costs;  // a push stops there too (one may take seconds)
   IncrementalSplit dp;
   size_t done = 0;
+  const EntrySearch* searching = nullptr;
+  double last_progress = kBuildShare;
+  auto report = [&]() {
+    if (!control.progress) return;
+    double f = static_cast<double>(done) / std::max<size_t>(1, entries.size());
+    if (searching) f = std::max(f, static_cast<double>(searching->orders_used()) / std::max(1LL, budget.max_orders));
+    f = std::max(f, static_cast<double>(counters.work()) / std::max(1LL, budget.max_stage_costs));
+    last_progress = std::max(last_progress, kBuildShare + (1 - kBuildShare) * std::min(1.0, f));
+    control.progress(last_progress, st.evaluated);
+  };
   auto tick = [&]() {
     if (control.cancel && control.cancel->load()) st.cancelled = true;
-    if (control.progress) control.progress(static_cast<double>(done) / std::max<size_t>(1, entries.size()), st.evaluated);
+    report();
   };
   EntrySearch entry_search(context, counters, dp, top, tick);
+  searching = &entry_search;
   // First guesses: one order of each of the first entries, so that the bounds below have an
   // incumbent before any entry's orders are walked.
   size_t guessed = 0;
@@ -722,15 +838,18 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
       st.cancelled = true;
       break;
     }
-    if (control.progress && done % 64 == 0) control.progress(static_cast<double>(done) / entries.size(), st.evaluated);
+    if (done % 64 == 0) report();
     if (e.bound_s >= top.threshold()) {  // entries are sorted by bound: none after this can win
       st.pruned["lower_bound"] += static_cast<long long>(entries.size() - done);
       break;
     }
     if (!entry_search.run(space.shapes()[e.shape], builder.sets[e.set], done < guessed) || st.cancelled) break;
   }
+  if (entry_search.spent()) st.entries_unsearched = entries_below(entries, done, top.threshold());
   if (control.progress) control.progress(1.0, st.evaluated);
   entry_search.add_counts_to(&st.pruned);
+  st.work = {space.combinations(), static_cast<long long>(space.shapes().size()), builder.walked,
+             static_cast<long long>(entries.size()), entry_search.orders_used(), counters.work()};
   finish_result(s, builder, space, cache, counters, top, r);
   st.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;

@@ -55,6 +55,7 @@ class StableMap {
     place(Slot{h, static_cast<long long>(items_.size() - 1)});
     return *items_.back().second;
   }
+  size_t size() const { return items_.size(); }
   // Drops every value (references to them dangle).
   void clear() {
     slots_.clear();

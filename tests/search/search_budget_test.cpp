@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <limits>
 
 #include "hapmoe/search.hpp"
 #include "test_scenarios.hpp"
@@ -96,18 +98,33 @@ TEST_CASE("the entry budget keeps the entries of the lowest bounds and the searc
   const auto full = search_plans(s);
   REQUIRE(full.ok());
   REQUIRE_FALSE(full->stats.budget_reached);
-  SearchBudget budget;
-  budget.max_entries = 40;
-  const auto r = search_plans(s, {}, budget);
-  REQUIRE(r.ok());
-  CHECK(has_limit(r->stats, "entries"));
-  CHECK(r->stats.entries_dropped > 0);
-  // Reaching the entry limit while building does not end the search of the entries built
-  // (it did: no plan at all), and the 40 kept are those of the lowest bounds, where the best
-  // plan lies here.
-  CHECK(r->stats.evaluated > 0);
-  REQUIRE_FALSE(r->plans.empty());
-  CHECK(r->plans.front().metrics.iteration_time_s == full->plans.front().metrics.iteration_time_s);
+  const long long all = full->stats.work.entries;
+  REQUIRE(all > 160);
+  // Reaching the entry limit while building does not end the search of the entries built (it
+  // did: no plan at all). The entries kept are those of the lowest bounds, so the kept sets of
+  // growing limits are nested: a larger limit never finds a slower plan, and a limit that keeps
+  // every entry finds the exact optimum.
+  double previous = std::numeric_limits<double>::infinity();
+  for (long long limit : {40LL, 80LL, 160LL, all}) {
+    CAPTURE(limit);
+    SearchBudget budget;
+    budget.max_entries = limit;
+    const auto r = search_plans(s, {}, budget);
+    REQUIRE(r.ok());
+    CHECK(r->stats.evaluated > 0);
+    REQUIRE_FALSE(r->plans.empty());
+    const double t = r->plans.front().metrics.iteration_time_s;
+    CHECK(t >= full->plans.front().metrics.iteration_time_s);
+    CHECK(t <= previous);
+    previous = t;
+    if (limit < all) {
+      CHECK(has_limit(r->stats, "entries"));
+      CHECK(r->stats.entries_dropped > 0);
+    } else {
+      CHECK_FALSE(r->stats.budget_reached);
+      CHECK(t == full->plans.front().metrics.iteration_time_s);
+    }
+  }
 }
 
 TEST_CASE("the searches of one call share the budget: the offload retry and hetero's per-fraction searches") {

@@ -5,7 +5,7 @@ import { createCompareView } from './compare-view.js';
 import { stageTableMarkup } from './stage-table.js';
 import { memoryChartSvg } from './memory-chart.js';
 import { timelineChartSvg } from './timeline-chart.js';
-import { megatronMarkup, wireCopyButtons } from './megatron-view.js';
+import { megatronMarkup, wireCopyButtons, slug } from './megatron-view.js';
 import { esc, fixed, int, params } from './format.js';
 
 function statsMarkup(stats = {}) {
@@ -75,7 +75,15 @@ const afterNextPaint = () => new Promise((resolve) => {
  */
 export function createResultsView(els, { onView = () => {}, loadTimeline = null } = {}) {
   let result = null;
+  let stale = false;
   let timelineSeq = 0;
+  /** Copy and Download of a stale result are off (what they hold no longer matches the form). */
+  function applyStale() {
+    els.root.classList.toggle('stale', stale);
+    for (const b of els.root.querySelectorAll('#megatron button[data-copy], #result-actions button')) b.disabled = stale;
+    const note = els.root.querySelector('#stale-note');
+    if (note) note.hidden = !stale || !result;
+  }
   let renderSeq = 0;
   const compare = createCompareView(els.compare);
   const table = createPlansTable(els.plans, { onSelect: (i) => showPlan(i), onView, onCompare: (ix) => compare.pick(ix) });
@@ -92,7 +100,8 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
       (Number.isFinite(result.model?.parameters_total) ? ` · ${result.model.name ? `${result.model.name}, ` : ''}${params(result.model.parameters_total)} parameters (${params(result.model.parameters_active)} active)` : '');
     els.stages.innerHTML = stageTableMarkup(p, marginOf(result));
     els.memory.innerHTML = bd.length ? memoryChartSvg(stagesWithGpu, p.metrics.memory_capacity_gib || []) : '';
-    els.megatron.innerHTML = megatronMarkup(p.megatron, p);
+    els.megatron.innerHTML = megatronMarkup(p.megatron, p, `hapmoe-${slug(result.model?.name)}-plan${i + 1}`);
+    applyStale();
     return drawTimeline(p);
   }
 
@@ -138,7 +147,7 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
       await showPlan(selected);
     },
     /** Marks the shown result as stale (inputs changed or a new search is running). */
-    setStale(stale) { els.root.classList.toggle('stale', stale); },
+    setStale(value) { stale = value; applyStale(); },
     get result() { return result; },
   };
 }

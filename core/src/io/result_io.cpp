@@ -6,6 +6,7 @@
 #include "emit/flagscale_emit.hpp"
 #include "hapmoe/hetero_plan.hpp"
 #include "emit/megatron_emit.hpp"
+#include "emit/megatron_version.hpp"
 #include "hapmoe/model_shape.hpp"
 #include "hapmoe/scenario_io.hpp"
 
@@ -118,8 +119,10 @@ json evaluation_to_json(const Scenario& s, const PlanEvaluation& ev) {
     return out;
   }
   const MegatronCommand cmd = megatron_command(s, ev.plan);
+  const MegatronVersionNeed need = megatron_version_needed(cmd.args);
   out["megatron"] = {{"args", cmd.args}, {"env", cmd.env}, {"launch", cmd.launch},
-                     {"hostfile", cmd.hostfile}, {"layout", pipeline_layout(s.model, ev.plan)}};
+                     {"hostfile", cmd.hostfile}, {"layout", pipeline_layout(s.model, ev.plan)},
+                     {"requires", {{"megatron_lm", need.release}, {"newest_flag", need.newest_flag}}}};
   out["warnings"] = cmd.warnings;
   return out;
 }

@@ -8,6 +8,17 @@ import { timelineChartSvg } from './timeline-chart.js';
 import { megatronMarkup, wireCopyButtons, slug } from './megatron-view.js';
 import { esc, fixed, int, params } from './format.js';
 
+/**
+ * A core note or diagnosis in the page's words: the JSON path of the runtime becomes the control's
+ * label, and rule ids (snake_case names in backquotes or alone) become words.
+ */
+export function pageWords(text) {
+  return String(text ?? '')
+    .replace(/search\.mode\s*"hetero"/g, 'Runtime "FlagScale heterogeneous" (Search section)')
+    .replace(/search\.mode\s*"megatron"/g, 'Runtime "Upstream Megatron-LM" (Search section)')
+    .replace(/`?\b([a-z]+(?:_[a-z0-9]+){2,})\b`?/g, (m, id) => id.replace(/_/g, ' '));
+}
+
 function statsMarkup(stats = {}) {
   const pruned = Object.entries(stats.pruned || {}).filter(([, n]) => n > 0)
     .map(([rule, n]) => `${esc(rule.replace(/_/g, ' '))} ${int(n)}`).join(', ');
@@ -39,7 +50,7 @@ function summaryMarkup(result) {
     `${head.tight ? ` <span class="flag-tight">⚠ less than ${marginText(margin)} free</span>` : ''}</span></div>` +
     sizeKpi(result.model) +
     (Number.isFinite(gain) ? `<div class="kpi accent"><span class="kpi-value">${fixed(gain, 2)}×</span><span class="kpi-label">vs Megatron default</span></div>` : '') +
-    `</div>${(result.notes || []).map((n) => `<p class="note" role="note">${esc(n)}</p>`).join('')}` +
+    `</div>${(result.notes || []).map((n) => `<p class="note" role="note">${esc(pageWords(n))}</p>`).join('')}` +
     `<p class="stats">${statsMarkup(result.stats)} All figures are the core's cost-model predictions.</p>`;
 }
 
@@ -54,8 +65,8 @@ export function errorBand(m) {
 /** The core's diagnosis when no plan fits: its message, shortfall and suggestions, as text. */
 export function diagnosisMarkup(result) {
   const d = result.diagnosis || {};
-  const tips = (d.suggestions || []).map((s) => `<li>${esc(s)}</li>`).join('');
-  return `<div class="diagnosis" role="status"><h3>No feasible plan</h3><p class="cause">${esc(d.message || 'The planner gave no reason.')}</p>` +
+  const tips = (d.suggestions || []).map((s) => `<li>${esc(pageWords(s))}</li>`).join('');
+  return `<div class="diagnosis" role="status"><h3>No feasible plan</h3><p class="cause">${esc(pageWords(d.message || 'The planner gave no reason.'))}</p>` +
     (Number.isFinite(d.shortfall_gib) && d.shortfall_gib > 0 ? `<p>Smallest memory shortfall: <strong>${fixed(d.shortfall_gib, 2)} GiB</strong> per GPU on the fullest stage.</p>` : '') +
     (tips ? `<h4>Try</h4><ul>${tips}</ul>` : '') + `</div><p class="stats">${statsMarkup(result.stats)}</p>`;
 }

@@ -79,7 +79,7 @@ export const SEARCH_MAIN = [
 ];
 export const SEARCH_MORE = [
   ['ep_comm_overlap', 'EP comm overlap'], ['optimizer_offload_fraction', 'Optimizer offload'],
-  ['top_k', 'Plans to keep'], ['memory_margin_fraction', 'Memory margin'],
+  ['top_k', 'Plans to keep'],
 ];
 
 const KIND = {

@@ -120,6 +120,7 @@ export function createScenarioForm(root, presets, schemaJson) {
       modeSelect.dispatchEvent(new Event('change', { bubbles: true }));
     });
     searchEl.append(modeGroup, modeBox);
+    addFields(searchEl, fieldDefs(schema, 'search', [['memory_margin_fraction', 'Memory margin']]), search);
     syncMode();
   }
   const searchBody = document.createElement('details');

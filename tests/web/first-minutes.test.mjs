@@ -82,7 +82,7 @@ describe('first ten minutes', { timeout: 300_000 }, () => {
     assert.match(dl.suggestedFilename(), /launch\.sh$/);
     const text = fs.readFileSync(await dl.path(), 'utf8');
     assert.match(text, /Megatron-LM/);
-    assert.match(await page.textContent('#megatron'), /needs Megatron-LM/);
+    assert.match(await page.textContent('#megatron'), /need Megatron-LM core_r0\.1\d\.0 or newer/);
   });
 
   test('after an invalid input the shown result is marked stale and its Copy/Download buttons are disabled', async () => {
@@ -93,6 +93,29 @@ describe('first ten minutes', { timeout: 300_000 }, () => {
     await page.waitForTimeout(900);
     assert.equal(await page.isDisabled('#megatron button.copy >> nth=0'), true);
     assert.match(await page.textContent('#stale-note'), /stale/i);
+  });
+
+  test('editing a preset cluster\'s groups makes the selector say custom and sends the groups in full', async () => {
+    const page = await openAndPlan(h, `${h.url}/`);
+    await page.click('.add-group');
+    assert.equal(await page.$eval('#preset-cluster', (s) => s.options[s.selectedIndex].text), '(custom)');
+    const n = await runs(page);
+    await page.click('#plan-btn');
+    await waitRuns(page, n);
+    assert.doesNotMatch(decodeURIComponent(page.url()), /"preset"\s*:\s*"[^"]+"\s*,\s*"groups"/);
+  });
+
+  test('the runtime is a visible radio group with the schema\'s modes; GPU options name vendor model and memory', async () => {
+    const page = await openAndPlan(h, `${h.url}/`);
+    const radios = await page.$$eval('.mode-choice input[type=radio]', (rs) => rs.filter((r) => r.offsetParent !== null).map((r) => r.value));
+    assert.ok(radios.includes('megatron') && radios.includes('hetero'), radios.join(','));
+    assert.equal(await page.isChecked('.mode-choice input[value="megatron"]'), true);
+    const n = await runs(page);
+    await page.check('.mode-choice input[value="hetero"]');
+    await waitRuns(page, n);
+    assert.equal(await page.inputValue(field('search.mode')), 'hetero');
+    const option = await page.$eval('table.groups select', (s) => s.options[s.selectedIndex].text);
+    assert.match(option, /^(NVIDIA|AMD|Huawei|Intel|Ascend).* \d+ GiB \(/i);
   });
 
   for (const colorScheme of ['light', 'dark']) {

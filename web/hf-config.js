@@ -111,13 +111,13 @@ function modelName(cfg, c, given) {
 export function importHfConfig(cfg, { name } = {}) {
   if (!cfg || typeof cfg !== 'object' || Array.isArray(cfg)) throw new Error('config.json must be a JSON object');
   const c = cfg.text_config && !cfg.num_hidden_layers ? cfg.text_config : cfg;
+  checkLimits(c);
   if (!Number.isInteger(c.num_hidden_layers) || !Number.isInteger(c.hidden_size)) {
     const what = 'tokenizer_class' in cfg || 'added_tokens_decoder' in cfg || 'chat_template' in cfg ? 'a tokenizer_config.json'
       : 'do_sample' in cfg || 'max_new_tokens' in cfg ? 'a generation_config.json'
       : Object.keys(cfg).length === 0 ? 'an empty object' : 'not a model config';
     throw new Error(`this is ${what}: a model's config.json has num_hidden_layers and hidden_size`);
   }
-  checkLimits(c);
   const why = unsupported(c);
   if (why) throw new Error(`the planner cannot model ${modelName(cfg, c, name)}: ${why}`);
   const used = new Set();

@@ -207,6 +207,12 @@ int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
     std::cout << r.dump() << "\n";
     return 0;
   }
+  if (r.contains("model")) {
+    const json& mo = r["model"];
+    std::printf("model %s: %s B parameters, %s B active per token\n", mo.value("name", "").c_str(),
+                fmt(mo["parameters_total"].get<double>() / 1e9, 2).c_str(),
+                fmt(mo["parameters_active"].get<double>() / 1e9, 2).c_str());
+  }
   for (const auto& n : r.value("notes", json::array())) std::printf("note: %s\n", n.get<std::string>().c_str());
   if (r["plans"].empty()) {
     const json& d = r["diagnosis"];

@@ -63,7 +63,7 @@ std::string validate(const std::string& text) {
   return guarded([&] {
     const auto s = read_scenario(text);
     if (!s) return dump(error_result(s.error()));
-    return dump(json{{"format", kResultFormat}, {"ok", true}});
+    return dump(json{{"format", kResultFormat}, {"ok", true}, {"model", model_size_to_json(s->model)}});
   });
 }
 

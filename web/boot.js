@@ -6,7 +6,8 @@
 'use strict';
 
 /** The scenario the page opens with (the rest: the schema's defaults). */
-self.hapmoeDefaultScenario = { model: 'mixtral-s', cluster: '16-1', training: { global_batch_size: 256, seq_length: 4096 } };
+// Mixtral 8x7B on H100 + A100 (2x8 each): a public model on a common mixed NVIDIA cluster, every GPU used.
+self.hapmoeDefaultScenario = { model: 'mixtral-8x7b', cluster: 'h100-a100-32', training: { global_batch_size: 256, seq_length: 4096 } };
 
 self.hapmoeBoot = null;
 try {

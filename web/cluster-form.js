@@ -55,7 +55,9 @@ export function createClusterForm(presets, gpus, schema) {
     <table class="groups"><caption>GPU groups (identical nodes)</caption><thead><tr></tr></thead><tbody></tbody></table>
     <button type="button" class="secondary add-group">+ Add group</button>`;
   const headRow = element.querySelector('thead tr');
-  headRow.append(headerCell(gpuDef), ...columns.map(headerCell), document.createElement('th'));
+  const removeHead = document.createElement('th');
+  removeHead.innerHTML = '<span class="sr-only">Remove</span>';
+  headRow.append(headerCell(gpuDef), ...columns.map(headerCell), removeHead);
   const picker = createPresetSelect('Preset', 'cluster', presets);
   element.querySelector('legend').after(picker.element);
   const tbody = element.querySelector('tbody');
@@ -89,7 +91,10 @@ export function createClusterForm(presets, gpus, schema) {
     const gpuCell = row.insertCell();
     row.gpu = document.createElement('select');
     row.gpu.dataset.col = 'gpu';
-    for (const id of Object.keys(gpus)) row.gpu.add(new Option(id, id));
+    // Vendor, name and memory in the list: "a100-sxm" alone does not say 40 or 80 GB.
+    for (const [id, g] of Object.entries(gpus)) {
+      row.gpu.add(new Option(`${g.name || id}${Number.isFinite(g.memory_gib) ? `, ${Math.round(g.memory_gib)} GiB` : ''} (${id})`, id));
+    }
     row.spec = document.createElement('small');
     row.spec.className = 'gpu-spec';
     gpuCell.append(row.gpu, row.spec);
@@ -104,7 +109,7 @@ export function createClusterForm(presets, gpus, schema) {
     del.className = 'icon remove-group';
     del.setAttribute('aria-label', 'Remove group');
     del.textContent = '×';
-    del.addEventListener('click', () => { if (tbody.rows.length > 1) { row.remove(); renumber(); } });
+    del.addEventListener('click', () => { if (tbody.rows.length > 1) { row.remove(); renumber(); becameCustom(); } });
     row.insertCell().append(del);
     const gpu = typeof group.gpu === 'object' && group.gpu ? group.gpu : { preset: group.gpu ?? firstGpu };
     // A custom GPU (no preset, or a preset with changed specs) from a link or file is kept as given.
@@ -144,6 +149,16 @@ export function createClusterForm(presets, gpus, schema) {
 
   let base = { groups: [], inter_group_gbps: null };
 
+  /**
+   * Edited groups are no longer the preset: the selector says "custom" and the scenario carries
+   * the groups in full, without what the preset held beyond the form (a cross-group link the
+   * edited cluster may not have); the between-groups bandwidth shown stays, as it is editable.
+   */
+  function becameCustom() {
+    if (!picker.value || sameValue(readGroups(), base.groups)) return;
+    picker.setValue(null);
+  }
+
   function fill(spec, overrides = {}) {
     tbody.replaceChildren();
     (spec.groups || [{}]).forEach(addRow);
@@ -157,7 +172,10 @@ export function createClusterForm(presets, gpus, schema) {
     const last = readGroups().at(-1) || {};
     const gpu = typeof last.gpu === 'string' ? last.gpu : last.gpu?.preset ?? firstGpu;
     addRow({ gpu, nodes: minNodes, gpus_per_node: gpus[gpu]?.gpus_per_node ?? last.gpus_per_node ?? defaultGpusPerNode });
+    becameCustom();
   });
+  tbody.addEventListener('change', becameCustom);
+  tbody.addEventListener('input', becameCustom);
   picker.onChange((pid) => { if (pid) fill(presets[pid]); });
 
   return {

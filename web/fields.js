@@ -63,6 +63,15 @@ export const TRAINING_MORE = [
   ['optimizer.exp_avg_sq_dtype', 'Adam v dtype'],
 ];
 
+/** The runtime choice (search.mode), shown as radio buttons at the top of the Search section. */
+export const SEARCH_MODE = [['mode', 'Runtime']];
+/** What each search.mode value means to a user (values the schema adds later show as they are). */
+export const MODE_LABELS = {
+  megatron: ['Upstream Megatron-LM', 'one parallel layout for every stage'],
+  hetero: ['FlagScale heterogeneous', 'a layout per GPU type; plans can span vendors'],
+  auto: ['Auto', 'whichever of the two plans faster'],
+};
+
 /** Search constraints: [key under "search.", label]. */
 export const SEARCH_MAIN = [
   ['tp', 'TP'], ['pp', 'PP'], ['ep', 'EP'], ['etp', 'ETP'], ['cp', 'CP'], ['vpp', 'VPP'],
@@ -70,7 +79,7 @@ export const SEARCH_MAIN = [
 ];
 export const SEARCH_MORE = [
   ['ep_comm_overlap', 'EP comm overlap'], ['optimizer_offload_fraction', 'Optimizer offload'],
-  ['mode', 'Mode'], ['top_k', 'Plans to keep'],
+  ['top_k', 'Plans to keep'],
 ];
 
 const KIND = {

@@ -3,7 +3,7 @@
 // scenario the core reads (preset ids plus only fields that differ from their default);
 // setScenario() restores it.
 import {
-  TRAINING_MAIN, TRAINING_MORE, SEARCH_MAIN, SEARCH_MORE, indexSchema, fieldDef, fieldDefs,
+  TRAINING_MAIN, TRAINING_MORE, SEARCH_MAIN, SEARCH_MORE, SEARCH_MODE, MODE_LABELS, indexSchema, fieldDef, fieldDefs,
   makeField, makeHelp, readInput, writeInput, sameValue,
 } from './fields.js';
 import { createModelForm } from './model-form.js';
@@ -100,6 +100,29 @@ export function createScenarioForm(root, presets, schemaJson) {
   trainingEl.append(adv);
 
   const searchEl = section('Search');
+  // The runtime: radio buttons in view (the schema's values, so a mode the core adds appears),
+  // driving the hidden select that the form reads and writes like any other field.
+  const modeBox = document.createElement('div');
+  modeBox.hidden = true;
+  addFields(modeBox, fieldDefs(schema, 'search', SEARCH_MODE), search);
+  const modeSelect = modeBox.querySelector('select');
+  const modeGroup = document.createElement('fieldset');
+  modeGroup.className = 'mode-choice';
+  modeGroup.innerHTML = '<legend>Runtime</legend>' + [...(modeSelect?.options || [])].filter((o) => o.value).map((o) => {
+    const [label, what] = MODE_LABELS[o.value] || [o.value, ''];
+    return `<label><input type="radio" name="search-mode" value="${o.value}"> ${label}${what ? ` <span class="hint">(${what})</span>` : ''}</label>`;
+  }).join('');
+  const syncMode = () => { for (const r of modeGroup.querySelectorAll('input')) r.checked = r.value === (modeSelect.value || modeSelect.dataset.default); };
+  if (modeSelect) {
+    modeSelect.dataset.default = fieldDef(schema, 'search.mode', '').default ?? 'megatron';
+    modeGroup.addEventListener('change', (e) => {
+      modeSelect.value = e.target.value;
+      modeSelect.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    searchEl.append(modeGroup, modeBox);
+    addFields(searchEl, fieldDefs(schema, 'search', [['memory_margin_fraction', 'Memory margin']]), search);
+    syncMode();
+  }
   const searchBody = document.createElement('details');
   searchBody.innerHTML = '<summary>Constraints <span class="hint">(empty = let the planner choose)</span></summary>';
   addFields(searchBody, fieldDefs(schema, 'search', SEARCH_MAIN), search);
@@ -149,6 +172,7 @@ export function createScenarioForm(root, presets, schemaJson) {
       const rec = sr.recompute == null ? recompute.options : [].concat(sr.recompute);
       rc.querySelectorAll('input').forEach((i) => { i.checked = rec.includes(i.value); });
       modulesInput.value = rec.filter((r) => r && Array.isArray(r.modules)).map((r) => r.modules.join(' ')).join('; ');
+      if (modeSelect) syncMode();
     },
   };
 }

@@ -37,6 +37,13 @@ export function percent(fraction, digits = 1) {
   return Number.isFinite(fraction) ? (fraction * 100).toFixed(digits) : '—';
 }
 
+/** A parameter count (elements) as text with its unit: 46.70e9 -> "46.7 B", 2.4e9 -> "2.40 B", 125e6 -> "125 M". */
+export function params(count) {
+  if (!Number.isFinite(count)) return '—';
+  const [v, unit] = count >= 1e12 ? [count / 1e12, 'T'] : count >= 1e9 ? [count / 1e9, 'B'] : [count / 1e6, 'M'];
+  return `${v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2)} ${unit}`;
+}
+
 /** Largest finite value of an array (or NaN). */
 export function maxOf(values) {
   const nums = (values || []).filter(Number.isFinite);

@@ -228,7 +228,7 @@ function wire() {
   formEl.addEventListener('submit', (e) => { e.preventDefault(); run({ scrollToResults: true }); });
   for (const type of ['input', 'change']) {
     formEl.addEventListener(type, (e) => {
-      if (e.target.closest('.file-actions, .profile-import') || e.target.type === 'file') return;
+      if (e.target.closest('.file-actions, .profile-import, .hf-import') || e.target.type === 'file') return;
       if (e.target.classList.contains('invalid')) {
         e.target.classList.remove('invalid');
         e.target.removeAttribute('aria-invalid');

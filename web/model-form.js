@@ -3,7 +3,9 @@
 // {preset, ...changed fields}; a custom spec is sent in full.
 import { MODEL_GROUPS, META_KEYS, fieldDefs, makeField, readInput, writeInput, sameValue } from './fields.js';
 import { createPresetSelect } from './preset-select.js';
-import { modelSpecFromHfConfig } from './hf-config.js';
+import { importHfConfig } from './hf-config.js';
+import { checkJsonShape } from './json-limits.js';
+import { esc } from './format.js';
 
 const KNOWN = new Set(MODEL_GROUPS.flatMap((g) => g.fields.map(([key]) => key)));
 
@@ -45,7 +47,13 @@ export function createModelForm(presets, schema) {
   importer.className = 'hf-import';
   importer.innerHTML = `<label class="file-button secondary">Import Hugging Face config.json
     <input type="file" accept=".json,application/json" class="hf-file"></label>
-    <span class="hint">or drop it here</span><span class="import-note" role="status"></span>`;
+    <span class="hint">or drop it here, or paste it:</span>
+    <details class="hf-paste"><summary>Paste config.json text</summary>
+      <label>Model name <span class="unit">(optional; else _name_or_path or the architecture)</span>
+        <input type="text" class="hf-name" maxlength="120" autocomplete="off"></label>
+      <label>config.json text<textarea class="hf-text" rows="6" spellcheck="false"></textarea></label>
+      <button type="button" class="secondary hf-apply">Import pasted config</button></details>
+    <div class="import-note" role="status"></div>`;
   element.append(picker.element, importer, details);
 
   /** Shows fields a preset has that the form does not know (kept editable and sent as is). */
@@ -74,20 +82,41 @@ export function createModelForm(presets, schema) {
 
   picker.onChange((pid) => { if (pid) fill(presets[pid]); });
 
-  async function importFile(file) {
+  /** Imports config text; what is refused (not JSON, not a model config, a model the core cannot
+   *  cost) leaves every field as it was. name: the user's, source: where the text came from. */
+  function importText(text, source, name = '') {
     const note = importer.querySelector('.import-note');
     try {
-      const spec = modelSpecFromHfConfig(JSON.parse(await file.text()));
+      const shape = checkJsonShape(text);
+      if (shape) throw new Error(shape);
+      let cfg;
+      try { cfg = JSON.parse(text); } catch (err) { throw new Error(`it is not JSON (${err.message})`); }
+      const fileName = /^(config)?(\.json)?$/i.test(source) ? '' : source.replace(/\.json$/i, '');
+      const { spec, ignored, notes } = importHfConfig(cfg, { name: name || (source === 'pasted text' ? '' : fileName) });
       api.set(spec);
       details.open = true;
-      note.textContent = `Loaded ${file.name}: check the fields, then Plan.`;
+      note.innerHTML = `<p>Loaded ${esc(spec.name)} from ${esc(source)}: check the fields, then Plan.</p>` +
+        (notes.length ? `<p>Assumed: ${notes.map(esc).join('; ')}.</p>` : '') +
+        `<p>Ignored (no effect on the plan): ${ignored.length ? ignored.map((k) => `<code>${esc(k)}</code>`).join(', ') : 'none'}.</p>`;
       note.className = 'import-note';
       element.dispatchEvent(new Event('input', { bubbles: true }));
+      return true;
     } catch (err) {
-      note.textContent = `Could not read ${file.name}: ${err.message}`;
+      note.textContent = `${source} was not imported: ${err.message}. The model fields are unchanged.`;
       note.className = 'import-note error';
+      return false;
     }
   }
+  async function importFile(file) {
+    if (file.size > 8 * 1024 * 1024) {
+      Object.assign(importer.querySelector('.import-note'), { className: 'import-note error',
+        textContent: `${file.name} was not imported: it is ${Math.round(file.size / 1048576)} MB, a config.json is a few KB (is it the weights?). The model fields are unchanged.` });
+      return;
+    }
+    importText(await file.text(), file.name, importer.querySelector('.hf-name').value.trim());
+  }
+  importer.querySelector('.hf-apply').addEventListener('click', () =>
+    importText(importer.querySelector('.hf-text').value, 'pasted text', importer.querySelector('.hf-name').value.trim()));
   importer.querySelector('.hf-file').addEventListener('change', (e) => { if (e.target.files[0]) importFile(e.target.files[0]); e.target.value = ''; });
   element.addEventListener('dragover', (e) => { e.preventDefault(); element.classList.add('drop'); });
   element.addEventListener('dragleave', () => element.classList.remove('drop'));

@@ -8,11 +8,20 @@ const baseTime = (result, name) => result.baselines?.[name]?.metrics?.iteration_
 const speedup = (t, p) => (Number.isFinite(t) && p.metrics.iteration_time_s > 0 ? t / p.metrics.iteration_time_s : NaN);
 const split = (p) => (p.plan.stages || []).map((s) => s.layers).join('/');
 
-/** Share of capacity used above which a plan is flagged as too tight to trust. */
-export const TIGHT_FRACTION = 0.95;
+/** The memory margin the core ranks by when a result does not say (search.memory_margin_fraction's default). */
+export const DEFAULT_MARGIN = 0.05;
 
-/** Smallest free GiB over the stages (capacity - peak), and the largest used fraction. */
-export function memoryHeadroom(metrics) {
+/** The result's memory margin (stats.memory_margin_fraction), as a fraction of GPU memory. */
+export const marginOf = (result) => (Number.isFinite(result?.stats?.memory_margin_fraction) ? result.stats.memory_margin_fraction : DEFAULT_MARGIN);
+
+/** "5 %": a margin as the page words it. */
+export const marginText = (margin) => `${+(margin * 100).toFixed(1)} %`;
+
+/**
+ * Smallest free GiB over the stages (capacity - peak), the largest used fraction, and tight: the
+ * core's metrics.within_memory_margin is false (or, without it, a stage is above 1 - margin).
+ */
+export function memoryHeadroom(metrics, margin = DEFAULT_MARGIN) {
   const peak = metrics?.peak_memory_gib || [], cap = metrics?.memory_capacity_gib || [];
   let freeGib = Infinity, usedFraction = 0;
   peak.forEach((used, i) => {
@@ -20,7 +29,8 @@ export function memoryHeadroom(metrics) {
     freeGib = Math.min(freeGib, cap[i] - used);
     usedFraction = Math.max(usedFraction, used / cap[i]);
   });
-  return Number.isFinite(freeGib) ? { freeGib, usedFraction, tight: usedFraction > TIGHT_FRACTION } : { freeGib: NaN, usedFraction: NaN, tight: false };
+  const tight = typeof metrics?.within_memory_margin === 'boolean' ? !metrics.within_memory_margin : usedFraction > 1 - margin;
+  return Number.isFinite(freeGib) ? { freeGib, usedFraction, tight } : { freeGib: NaN, usedFraction: NaN, tight: false };
 }
 
 /** Mesh key: plans with the same key differ only in layer split, micro-batch, recompute or VPP. */
@@ -89,13 +99,14 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
   }
 
   function rowMarkup(p) {
-    const head = memoryHeadroom(p.metrics);
+    const margin = marginOf(result);
+    const head = memoryHeadroom(p.metrics, margin);
     const name = `Plan ${p.rank}: ${planLabel(p.plan)}, ${fixed(p.metrics.iteration_time_s, 3)} s per iteration` +
-      (head.tight ? `, memory over ${TIGHT_FRACTION * 100}% of capacity` : '');
+      (head.tight ? `, less than ${marginText(margin)} of a GPU's memory free (ranked after the plans within the memory margin)` : '');
     const cells = COLUMNS.map((c) => {
       const text = c.text(c.value(p, result));
       const tight = c.key === 'head' && head.tight;
-      return `<td class="c-${c.key}${tight ? ' tight' : ''}">${esc(text)}${tight ? ' <span class="flag-tight" title="above 95% of capacity">⚠ &gt;95%</span>' : ''}</td>`;
+      return `<td class="c-${c.key}${tight ? ' tight' : ''}">${esc(text)}${tight ? ` <span class="flag-tight" title="less than ${esc(marginText(margin))} of a GPU's memory free: ranked after the plans within the memory margin">⚠ &lt;${esc(marginText(margin))} free</span>` : ''}</td>`;
     }).join('');
     const tick = `<td class="c-cmp"><input type="checkbox" data-compare="${p.index}"${ticked.includes(p.index) ? ' checked' : ''} aria-label="Compare plan ${p.rank}"></td>`;
     return `<tr tabindex="0" data-index="${p.index}" class="${p.index === selected ? 'selected' : ''}" aria-selected="${p.index === selected}"` +
@@ -111,7 +122,7 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
     // The mesh columns share one help button in a group header (keeps the table narrow).
     const group = `<tr class="group-row"><td></td><th scope="colgroup" colspan="${MESH_KEYS.size}" class="mesh-group">Parallel mesh${helpButton('mesh')}</th>` +
       `<td colspan="${COLUMNS.length - MESH_KEYS.size}"></td></tr>`;
-    tableBox.innerHTML = `<table class="plans data"><caption>Best plans, ranked by predicted iteration time</caption>` +
+    tableBox.innerHTML = `<table class="plans data"><caption>Best plans, ranked by predicted iteration time (plans leaving less than ${esc(marginText(marginOf(result)))} of GPU memory free last)</caption>` +
       `<thead>${group}<tr>${head}</tr></thead><tbody>${rows().map(rowMarkup).join('')}</tbody></table>`;
     help.refresh();
     if (focusSort) tableBox.querySelector(`button[data-sort="${focusSort}"]`)?.focus();

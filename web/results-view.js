@@ -1,12 +1,23 @@
 // Results area: summary, ranked plans, comparison, baselines, and the selected plan's details
 // (stage table, memory chart, timeline chart, Megatron command lines), or the core's diagnosis.
-import { createPlansTable, baselinesMarkup, memoryHeadroom, planLabel, TIGHT_FRACTION } from './plans-table.js';
+import { createPlansTable, baselinesMarkup, memoryHeadroom, planLabel, marginOf, marginText } from './plans-table.js';
 import { createCompareView } from './compare-view.js';
 import { stageTableMarkup } from './stage-table.js';
 import { memoryChartSvg } from './memory-chart.js';
 import { timelineChartSvg } from './timeline-chart.js';
-import { megatronMarkup, wireCopyButtons } from './megatron-view.js';
-import { esc, fixed, int } from './format.js';
+import { megatronMarkup, wireCopyButtons, slug } from './megatron-view.js';
+import { esc, fixed, int, params } from './format.js';
+
+/**
+ * A core note or diagnosis in the page's words: the JSON path of the runtime becomes the control's
+ * label, and rule ids (snake_case names in backquotes or alone) become words.
+ */
+export function pageWords(text) {
+  return String(text ?? '')
+    .replace(/search\.mode\s*"hetero"/g, 'Runtime "FlagScale heterogeneous" (Search section)')
+    .replace(/search\.mode\s*"megatron"/g, 'Runtime "Upstream Megatron-LM" (Search section)')
+    .replace(/`?\b([a-z]+(?:_[a-z0-9]+){2,})\b`?/g, (m, id) => id.replace(/_/g, ' '));
+}
 
 function statsMarkup(stats = {}) {
   const pruned = Object.entries(stats.pruned || {}).filter(([, n]) => n > 0)
@@ -15,12 +26,20 @@ function statsMarkup(stats = {}) {
     (pruned ? `; pruned: ${pruned}` : '') + (Number.isFinite(stats.elapsed_ms) ? ` in ${int(stats.elapsed_ms)} ms` : '') + '.';
 }
 
+/** The model's size as the core counts it (result.model), total and active per token. */
+export function sizeKpi(model) {
+  if (!Number.isFinite(model?.parameters_total)) return '';
+  return `<div class="kpi model-size" title="${esc(model.parameters_basis || '')}"><span class="kpi-value">${params(model.parameters_total)}</span>` +
+    `<span class="kpi-label">parameters, ${params(model.parameters_active)} active per token</span></div>`;
+}
+
 function summaryMarkup(result) {
   const best = result.plans[0];
   const m = best.metrics;
   const md = result.baselines?.megatron_default;
   const gain = md?.metrics ? md.speedup ?? md.metrics.iteration_time_s / m.iteration_time_s : NaN;
-  const head = memoryHeadroom(m);
+  const margin = marginOf(result);
+  const head = memoryHeadroom(m, margin);
   return `<div class="kpis">` +
     // elementtiming: when the best plan is painted (the figure tests/web/timeline.test.mjs prints).
     `<div class="kpi"><span class="kpi-value" elementtiming="plan-summary">${fixed(m.iteration_time_s, 3)} s</span><span class="kpi-label">iteration time${errorBand(m)}</span></div>` +
@@ -28,9 +47,10 @@ function summaryMarkup(result) {
     `<div class="kpi"><span class="kpi-value">${fixed(m.tflops_per_gpu, 1)}</span><span class="kpi-label">TFLOPS/GPU (MFU ${fixed(m.mfu * 100, 1)} %)</span></div>` +
     `<div class="kpi"><span class="kpi-value">${int(m.gpus_used)}${m.gpus_idle ? ` <small>+${int(m.gpus_idle)} idle</small>` : ''}</span><span class="kpi-label">GPUs used</span></div>` +
     `<div class="kpi${head.tight ? ' tight' : ''}"><span class="kpi-value">${fixed(head.freeGib, 2)} GiB</span><span class="kpi-label">memory headroom` +
-    `${head.tight ? ` <span class="flag-tight">⚠ over ${TIGHT_FRACTION * 100}% used</span>` : ''}</span></div>` +
+    `${head.tight ? ` <span class="flag-tight">⚠ less than ${marginText(margin)} free</span>` : ''}</span></div>` +
+    sizeKpi(result.model) +
     (Number.isFinite(gain) ? `<div class="kpi accent"><span class="kpi-value">${fixed(gain, 2)}×</span><span class="kpi-label">vs Megatron default</span></div>` : '') +
-    `</div>${(result.notes || []).map((n) => `<p class="note" role="note">${esc(n)}</p>`).join('')}` +
+    `</div>${(result.notes || []).map((n) => `<p class="note" role="note">${esc(pageWords(n))}</p>`).join('')}` +
     `<p class="stats">${statsMarkup(result.stats)} All figures are the core's cost-model predictions.</p>`;
 }
 
@@ -45,8 +65,8 @@ export function errorBand(m) {
 /** The core's diagnosis when no plan fits: its message, shortfall and suggestions, as text. */
 export function diagnosisMarkup(result) {
   const d = result.diagnosis || {};
-  const tips = (d.suggestions || []).map((s) => `<li>${esc(s)}</li>`).join('');
-  return `<div class="diagnosis" role="status"><h3>No feasible plan</h3><p class="cause">${esc(d.message || 'The planner gave no reason.')}</p>` +
+  const tips = (d.suggestions || []).map((s) => `<li>${esc(pageWords(s))}</li>`).join('');
+  return `<div class="diagnosis" role="status"><h3>No feasible plan</h3><p class="cause">${esc(pageWords(d.message || 'The planner gave no reason.'))}</p>` +
     (Number.isFinite(d.shortfall_gib) && d.shortfall_gib > 0 ? `<p>Smallest memory shortfall: <strong>${fixed(d.shortfall_gib, 2)} GiB</strong> per GPU on the fullest stage.</p>` : '') +
     (tips ? `<h4>Try</h4><ul>${tips}</ul>` : '') + `</div><p class="stats">${statsMarkup(result.stats)}</p>`;
 }
@@ -66,7 +86,15 @@ const afterNextPaint = () => new Promise((resolve) => {
  */
 export function createResultsView(els, { onView = () => {}, loadTimeline = null } = {}) {
   let result = null;
+  let stale = false;
   let timelineSeq = 0;
+  /** Copy and Download of a stale result are off (what they hold no longer matches the form). */
+  function applyStale() {
+    els.root.classList.toggle('stale', stale);
+    for (const b of els.root.querySelectorAll('#megatron button[data-copy], #result-actions button')) b.disabled = stale;
+    const note = els.root.querySelector('#stale-note');
+    if (note) note.hidden = !stale || !result;
+  }
   let renderSeq = 0;
   const compare = createCompareView(els.compare);
   const table = createPlansTable(els.plans, { onSelect: (i) => showPlan(i), onView, onCompare: (ix) => compare.pick(ix) });
@@ -79,10 +107,12 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
     // The core's figures for the shown plan, for the schedule chart to be checked against.
     els.detail.dataset.iterationTimeS = p.metrics.iteration_time_s;
     els.detail.dataset.bubbleFraction = p.metrics.bubble_fraction;
-    els.detailTitle.textContent = `Plan #${i + 1}: ${planLabel(p.plan)}${p.plan.sequence_parallel ? ', SP' : ''}`;
-    els.stages.innerHTML = stageTableMarkup(p);
+    els.detailTitle.textContent = `Plan #${i + 1}: ${planLabel(p.plan)}${p.plan.sequence_parallel ? ', SP' : ''}` +
+      (Number.isFinite(result.model?.parameters_total) ? ` · ${result.model.name ? `${result.model.name}, ` : ''}${params(result.model.parameters_total)} parameters (${params(result.model.parameters_active)} active)` : '');
+    els.stages.innerHTML = stageTableMarkup(p, marginOf(result));
     els.memory.innerHTML = bd.length ? memoryChartSvg(stagesWithGpu, p.metrics.memory_capacity_gib || []) : '';
-    els.megatron.innerHTML = megatronMarkup(p.megatron, p);
+    els.megatron.innerHTML = megatronMarkup(p.megatron, p, `hapmoe-${slug(result.model?.name)}-plan${i + 1}`);
+    applyStale();
     return drawTimeline(p);
   }
 
@@ -128,7 +158,7 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
       await showPlan(selected);
     },
     /** Marks the shown result as stale (inputs changed or a new search is running). */
-    setStale(stale) { els.root.classList.toggle('stale', stale); },
+    setStale(value) { stale = value; applyStale(); },
     get result() { return result; },
   };
 }

@@ -54,7 +54,8 @@ json random_instance(std::mt19937& rng) {
           {"training", {{"global_batch_size", gbs}, {"seq_length", 1024 * in(1, 4)},
                         {"moe_load_imbalance", 1.0 + 0.1 * in(0, 5)}}},
           {"search", {{"tp", {1, 2}}, {"cp", {1}}, {"ep", {1, 2, 4}}, {"micro_batch_size", {1, 2}},
-                      {"vpp", {1, 2}}, {"top_k", 3}, {"baselines", false}}}};
+                      {"vpp", {1, 2}}, {"top_k", 3}, {"baselines", false},
+                      {"memory_margin_fraction", 0}}}};  // the time order alone (brute force's objective)
 }
 
 }  // namespace

@@ -87,8 +87,8 @@ describe('HAPMoE Planner page', { timeout: 180_000 }, () => {
 
   test('default preset plans on load and shows a plan table and Megatron args', async () => {
     const page = await openAndPlan(`${server.url}/`);
-    assert.equal(await page.inputValue(field('model')), 'mixtral-s');
-    assert.equal(await page.inputValue(field('cluster')), '16-1');
+    assert.equal(await page.inputValue(field('model')), 'mixtral-8x7b');
+    assert.equal(await page.inputValue(field('cluster')), 'h100-a100-32');
     assert.equal(await page.inputValue(field('training.global_batch_size')), '256');
     assert.equal(await page.inputValue(field('training.seq_length')), '4096');
     assert.ok(await page.locator('table.plans tbody tr').count() >= 1, 'plans table has rows');

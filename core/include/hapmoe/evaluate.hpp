@@ -32,6 +32,9 @@ struct PlanMetrics {
   std::vector<double> peak_memory_gib;
   std::vector<double> memory_capacity_gib;
   bool fits_memory = true;
+  // Every stage's peak is at most (1 - search.memory_margin_fraction) of its GPU memory (set by
+  // rank_by_memory_margin; true before it runs).
+  bool within_memory_margin = true;
 };
 
 struct PlanEvaluation {

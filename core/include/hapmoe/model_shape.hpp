@@ -40,6 +40,10 @@ ModelShape derive_model_shape(const ModelSpec& m, int tp);
 double total_params(const ModelSpec& m, const ModelShape& s);
 // Parameters used per token (routed experts counted top-k times).
 double active_params(const ModelSpec& m, const ModelShape& s);
+// Parameters held by a pipeline stage of layers [first_layer, first_layer + num_layers): its
+// layers, the embedding on the first stage, the output layer, final norm and MTP on the last.
+double stage_params(const ModelSpec& m, const ModelShape& s, int first_layer, int num_layers,
+                    bool first_stage, bool last_stage);
 
 // Megatron-LM num_floating_point_operations (training.py; megatron.md §3.2): model FLOPs of one
 // global batch, forward + backward, no recompute. seq_length tokens per sequence.

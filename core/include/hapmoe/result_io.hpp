@@ -16,6 +16,9 @@ inline constexpr const char* kResultFormat = "hapmoe.result/1";
 double round_sig(double x);  // 6 significant digits
 
 nlohmann::json metrics_to_json(const PlanMetrics& m);
+// {"name", "parameters_total", "parameters_active", "parameters_basis"}: the model's size in
+// parameters (elements), as Megatron-LM counts them.
+nlohmann::json model_size_to_json(const ModelSpec& m);
 // {"plan", "metrics", "breakdown", "megatron"} for one evaluated plan.
 nlohmann::json evaluation_to_json(const Scenario& s, const PlanEvaluation& ev);
 nlohmann::json error_result(const Error& e);

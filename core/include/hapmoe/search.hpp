@@ -66,6 +66,7 @@ struct SearchStats {
   // nothing fit without optimizer offload: searched again with it (it is also tried, keeping
   // the better plans, when the best plan without it recomputes)
   bool offload_retried = false;
+  long long above_memory_margin = 0;  // plans returned that exceed search.memory_margin_fraction
   SearchWork work;
   // With budget_reached: the limits that cut the search short, by SearchWork name
   // ("combinations", "shapes", "group_sets", "entries", "orders", "stage_costs") or "seconds",
@@ -97,6 +98,11 @@ struct SearchResult {
   SearchStats stats;
   std::optional<Diagnosis> diagnosis;
 };
+
+// Ranks the plans whose stages all stay within search.memory_margin_fraction of their GPU memory
+// first (each part ordered by time as before), flags the others (metrics.within_memory_margin),
+// counts them in stats.above_memory_margin and re-bases the baselines' speedups on the new best.
+void rank_by_memory_margin(const Scenario& s, SearchResult* r);
 
 // With search.optimizer_offload_fraction unset, searches without offload first and, only when no
 // plan fits, again with the fractions of offload_fallback_scenario.

@@ -290,6 +290,8 @@ struct SearchSpec {
   std::vector<double> optimizer_offload_fraction;
   SearchMode mode = SearchMode::kMegatron;
   int top_k = 5;
+  // Plans whose peak exceeds (1 - margin) of a stage's GPU memory are ranked after the others.
+  double memory_margin_fraction = 0.05;
   std::vector<int> layer_split;  // empty = "auto"
   bool baselines = true;
   // Not a scenario field: the HAPMoE paper's assumption that one job spans vendors through a

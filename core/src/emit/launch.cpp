@@ -1,5 +1,7 @@
 #include "emit/launch.hpp"
 
+#include "emit/megatron_version.hpp"
+
 #include <cstdio>
 #include <sstream>
 
@@ -105,6 +107,9 @@ std::string launch_script(const ModelSpec& m, const std::vector<HostGroup>& host
                           const std::map<std::string, std::string>& env, const std::string& args) {
   std::ostringstream o;
   write_header(o, hosts);
+  const MegatronVersionNeed need = megatron_version_needed(args);
+  o << "# Needs Megatron-LM " << need.release << " or newer"
+    << (need.newest_flag.empty() ? std::string(" (every flag here is older)") : " (for " + need.newest_flag + ")") << ".\n";
   for (const auto& [k, v] : env) o << "export " << k << "=" << v << "\n";
   o << "ARGS=(" << args << ")\n"
     << "# Mock data and a null tokenizer with the model's vocabulary. For real data and the model's\n"

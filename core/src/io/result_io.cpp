@@ -6,6 +6,8 @@
 #include "emit/flagscale_emit.hpp"
 #include "hapmoe/hetero_plan.hpp"
 #include "emit/megatron_emit.hpp"
+#include "emit/megatron_version.hpp"
+#include "hapmoe/model_shape.hpp"
 #include "hapmoe/scenario_io.hpp"
 
 namespace hapmoe {
@@ -79,13 +81,31 @@ json metrics_to_json(const PlanMetrics& m) {
           {"num_microbatches", m.num_microbatches},
           {"peak_memory_gib", rounded(m.peak_memory_gib)},
           {"memory_capacity_gib", rounded(m.memory_capacity_gib)},
-          {"fits_memory", m.fits_memory}};
+          {"fits_memory", m.fits_memory},
+          {"within_memory_margin", m.within_memory_margin}};
+}
+
+json model_size_to_json(const ModelSpec& m) {
+  const ModelShape shape = derive_model_shape(m, 1);
+  return {{"name", m.name},
+          {"parameters_total", round_sig(total_params(m, shape))},
+          {"parameters_active", round_sig(active_params(m, shape))},
+          {"parameters_basis", "Megatron-LM's count (megatron.md 3.1): vocabulary padded to 128, "
+                               "no linear biases, MTP layers included"}};
 }
 
 json evaluation_to_json(const Scenario& s, const PlanEvaluation& ev) {
   json stages = json::array();
+  const ModelShape shape = derive_model_shape(s.model, 1);
+  int first_layer = 0;
   for (size_t i = 0; i < ev.stages.size(); ++i) {
-    stages.push_back(stage_breakdown(ev.plan, i, ev.stages[i], ev.metrics.num_microbatches));
+    json st = stage_breakdown(ev.plan, i, ev.stages[i], ev.metrics.num_microbatches);
+    const int n = ev.plan.stages[i].layers;
+    // Layers counted as one contiguous block per stage (with vpp the chunks interleave, which
+    // changes only which of dense and MoE layers a stage holds).
+    st["parameters"] = round_sig(stage_params(s.model, shape, first_layer, n, i == 0, i + 1 == ev.stages.size()));
+    first_layer += n;
+    stages.push_back(std::move(st));
   }
   json out = {{"plan", plan_to_json(ev.plan)},
               {"metrics", metrics_to_json(ev.metrics)},
@@ -99,8 +119,10 @@ json evaluation_to_json(const Scenario& s, const PlanEvaluation& ev) {
     return out;
   }
   const MegatronCommand cmd = megatron_command(s, ev.plan);
+  const MegatronVersionNeed need = megatron_version_needed(cmd.args);
   out["megatron"] = {{"args", cmd.args}, {"env", cmd.env}, {"launch", cmd.launch},
-                     {"hostfile", cmd.hostfile}, {"layout", pipeline_layout(s.model, ev.plan)}};
+                     {"hostfile", cmd.hostfile}, {"layout", pipeline_layout(s.model, ev.plan)},
+                     {"requires", {{"megatron_lm", need.release}, {"newest_flag", need.newest_flag}}}};
   out["warnings"] = cmd.warnings;
   return out;
 }
@@ -112,7 +134,8 @@ json error_result(const Error& e) {
 }
 
 json evaluate_result(const Scenario& s, const PlanEvaluation& ev) {
-  return {{"format", kResultFormat}, {"ok", true}, {"plans", json::array({evaluation_to_json(s, ev)})}};
+  return {{"format", kResultFormat}, {"ok", true}, {"model", model_size_to_json(s.model)},
+          {"plans", json::array({evaluation_to_json(s, ev)})}};
 }
 
 }  // namespace hapmoe

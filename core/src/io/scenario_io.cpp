@@ -493,6 +493,7 @@ SearchSpec read_search(const json& v, const std::string& path, const ModelSpec& 
   s.optimizer_offload_fraction = r.get_number_choices("optimizer_offload_fraction");
   s.mode = r.get_enum("mode") == "hetero" ? SearchMode::kHetero : SearchMode::kMegatron;
   s.top_k = to_int(r.get_int("top_k"));
+  s.memory_margin_fraction = r.get_number("memory_margin_fraction");
   s.layer_split = read_layer_split(r, model.num_layers);
   s.baselines = r.get_bool("baselines");
   r.finish();

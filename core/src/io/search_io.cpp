@@ -30,6 +30,8 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   for (const auto& [k, v] : r.stats.pruned) pruned[k] = v;
   json stats = {{"candidates", r.stats.candidates}, {"evaluated", r.stats.evaluated},
                 {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"cancelled", r.stats.cancelled}};
+  stats["above_memory_margin"] = r.stats.above_memory_margin;
+  stats["memory_margin_fraction"] = round_sig(s.search.memory_margin_fraction);
   if (r.stats.budget_reached) {
     stats["budget_reached"] = true;
     stats["budget"] = budget_to_json(r.stats);
@@ -44,13 +46,20 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
     notes.push_back(gain);
     stats["hetero_gain_over_upstream"] = round_sig(r.upstream->speedup);
   }
+  if (r.stats.above_memory_margin > 0) {
+    char tight[200];
+    std::snprintf(tight, sizeof tight, "%lld of the %zu plans leave less than %.3g%% of a GPU's memory free (the memory margin): "
+                  "they are flagged and ranked after the plans within it", r.stats.above_memory_margin, r.plans.size(),
+                  s.search.memory_margin_fraction * 100);
+    notes.push_back(tight);
+  }
   if (r.stats.cancelled) notes.push_back("search cancelled: these are the best plans found before it stopped");
   if (r.stats.offload_retried) {
     notes.push_back("no plan fits without optimizer CPU offload: searched again with offload fractions 0.5 and 1");
   }
   if (const std::string v = mixed_vendor_note(s); !v.empty()) notes.push_back(v);
   if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);
-  json out = {{"format", kResultFormat}, {"ok", true}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
+  json out = {{"format", kResultFormat}, {"ok", true}, {"model", model_size_to_json(s.model)}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
   if (!notes.empty()) out["notes"] = notes;
   if (r.diagnosis) {
     out["diagnosis"] = {{"message", r.diagnosis->message},

@@ -734,7 +734,8 @@ SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
   return out;
 }
 
-Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
+namespace {
+Expected<SearchResult> search_plans_by_time(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
   const SearchBudget budget = with_deadline(given);
   // Progress never goes back, whatever rounding the parts' shares of it leave.
   double last_progress = 0;
@@ -780,6 +781,13 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& give
   SearchResult out = merge_results(std::move(r).value(), std::move(retry).value(), k);
   out.stats.offload_retried = !found_without;
   return out;
+}
+}  // namespace
+
+Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
+  auto r = search_plans_by_time(s, control, budget);
+  if (r.ok()) rank_by_memory_margin(s, &r.value());
+  return r;
 }
 
 namespace {

@@ -428,6 +428,10 @@ const FieldDef kFields[] = {
            "per GPU type (FlagScale's heterogeneous Megatron)."),
     // More than 100 plans is no longer a shortlist.
     val("search.top_k", T::kInt, "plans", 1, 100, 5, "Number of best plans returned."),
+    // Up to half the memory: a larger margin would rule out plans that measured runs fit.
+    val("search.memory_margin_fraction", T::kNumber, "fraction", 0, 0.5, 0.05,
+        "Share of each GPU's memory a plan should leave free; plans whose peak is above "
+        "(1 - margin) of a stage's memory are flagged and ranked after the plans within it."),
     {"search.layer_split", T::kLayerSplit, "layers", 1, kMaxLayers, D::kUnset, 0,
      "\"auto\": searched", "",
      "Layers per pipeline stage, first to last; \"auto\" lets the planner choose a "

@@ -90,6 +90,22 @@ double total_params(const ModelSpec& m, const ModelShape& s) {
   return total;
 }
 
+double stage_params(const ModelSpec& m, const ModelShape& s, int first_layer, int num_layers,
+                    bool first_stage, bool last_stage) {
+  double total = first_stage ? s.embedding_params : 0;
+  const int end = std::min(m.num_layers, first_layer + num_layers);
+  for (int i = std::max(0, first_layer); i < end; ++i) {
+    total += s.layer_tp_sharded_params(m, i) + s.layer_replicated_params(m, i) + s.layer_expert_params(m, i);
+  }
+  if (last_stage) {
+    const int last = m.num_layers - 1;
+    total += s.output_params + s.final_norm_params +
+             m.mtp_num_layers * (s.layer_tp_sharded_params(m, last) + s.layer_replicated_params(m, last) +
+                                 s.layer_expert_params(m, last) + s.mtp_extra_params);
+  }
+  return total;
+}
+
 double active_params(const ModelSpec& m, const ModelShape& s) {
   double total = total_params(m, s);
   const int moe_layers = count_moe_layers(m) + (m.layer_is_moe(m.num_layers - 1) ? m.mtp_num_layers : 0);

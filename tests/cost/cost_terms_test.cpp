@@ -572,7 +572,7 @@ double iteration_time_s(const nlohmann::json& doc) {
 
 }  // namespace
 
-TEST_CASE("FP8 is never slower than BF16 on the GPU, for every example plan") {
+TEST_CASE("FP8 is at most 1% slower than BF16 on the GPU (its casts are kernels too), for every example plan") {
   // FP8 adds host work (a quantisation op per GEMM input), so a host-bound plan may be slower in
   // FP8; with the host cost of a launch at zero only the GPU side is compared.
   const auto presets = hapmoe::load_builtin_presets();
@@ -598,7 +598,10 @@ TEST_CASE("FP8 is never slower than BF16 on the GPU, for every example plan") {
     // Experts narrower than 1024: the casts of their short GEMMs cost what FP8 saves on them (as in
     // Megatron-Bridge's Qwen3-30B-A3B H100 recipes, whose BF16 run outpaces the FP8 one).
     if (s8->model.is_moe() && s8->model.moe_ffn_hidden_size < 1024) continue;
-    CHECK(e8->metrics.iteration_time_s <= e16->metrics.iteration_time_s);
+    // The casts are kernels too, and each kernel boundary costs GPU time (kKernelGapS): with
+    // Hopper's fitted 1.19x FP8 GEMM rate, Qwen3-235B on H100 (C4's plan) gains less from FP8 than
+    // its casts' boundaries cost (0.8%); never more than 1%.
+    CHECK(e8->metrics.iteration_time_s <= 1.01 * e16->metrics.iteration_time_s);
     ++compared;
   }
   CHECK(compared >= 6);

@@ -45,6 +45,16 @@ inline constexpr double kGraphReplayOps = 1;
 // assumption, not a published figure).
 inline constexpr double kHostSyncS = 30e-6;
 
+// GPU-side cost of one kernel boundary in a stream: the last wave of one kernel draining and the
+// first of the next ramping up, which no host run-ahead hides (1-3 us between back-to-back small
+// kernels in Nsight Systems timelines; an assumption, not fitted). Each eager forward operation
+// is counted as one kernel, the backward pass as kBackwardKernelsPerForward as many (a GEMM's
+// data and weight gradients; the elementwise ops' backward).
+inline constexpr double kKernelGapS = 2e-6;
+inline constexpr double kBackwardKernelsPerForward = 2;
+// GPU time of the kernel boundaries of `kernels` kernels.
+inline double kernel_gaps_s(double kernels) { return kernels * kKernelGapS; }
+
 // One part of a timeline: its GPU time and the host time of its launches.
 struct TimelinePart {
   double gpu_s = 0;

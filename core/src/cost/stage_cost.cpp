@@ -342,20 +342,27 @@ LayerCost make_layer_cost(const LayerContext& c, int layer) {
   const HostOps ops = forward_host_ops(m, c.fp8_recipe, c.mesh.dispatch);
   const double local_experts = moe ? static_cast<double>(m.num_experts) / c.mesh.ep : 0;
   const bool moe_graphed = graphs.captures(kGraphMoe);
-  const TimelinePart attention{attn.fwd + (tp_f - tp_mlp_f) + cp.fwd, part_host_s(c, ops.attention, graphs.captures(kGraphAttn))};
+  // Kernels per part (one per eager operation), whose boundaries cost GPU time (kKernelGapS).
+  const double attn_kernels = ops.attention;
+  const double pre_kernels = moe ? ops.router + ops.shared + ops.preprocess : ops.mlp;
+  const double post_kernels = moe ? ops.dispatch + ops.per_expert * local_experts : 0;
+  const TimelinePart attention{attn.fwd + (tp_f - tp_mlp_f) + cp.fwd + kernel_gaps_s(attn_kernels),
+                               part_host_s(c, ops.attention, graphs.captures(kGraphAttn))};
   TimelinePart before, after;  // the MLP part; for MoE the parts before and after the dispatcher's sync
   if (moe) {
-    before.gpu_s = pre.fwd + tp_mlp_f;
+    before.gpu_s = pre.fwd + tp_mlp_f + kernel_gaps_s(pre_kernels);
     before.host_s = part_host_s(c, ops.router + ops.shared, moe_graphed || graphs.captures(kGraphMoeRouter)) +
                     part_host_s(c, ops.preprocess, moe_graphed || graphs.captures(kGraphMoePreprocess));
-    after.gpu_s = experts.fwd + ep_f;
+    after.gpu_s = experts.fwd + ep_f + kernel_gaps_s(post_kernels);
     after.host_s = part_host_s(c, ops.dispatch + ops.per_expert * local_experts, moe_graphed);
   } else {
-    before.gpu_s = mlp.fwd + tp_mlp_f;
+    before.gpu_s = mlp.fwd + tp_mlp_f + kernel_gaps_s(pre_kernels);
     before.host_s = part_host_s(c, ops.mlp, graphs.captures(kGraphMlp));
   }
   const double host_f = attention.host_s + before.host_s + after.host_s;
-  const TimelinePart backward{compute_b + comm_b, c.g.gpu.host_backward_factor * host_f};
+  const double fwd_kernels = attn_kernels + pre_kernels + post_kernels;
+  const TimelinePart backward{compute_b + comm_b + kernel_gaps_s(kBackwardKernelsPerForward * fwd_kernels),
+                              c.g.gpu.host_backward_factor * host_f};
   // A synchronising dispatcher splits the forward pass: after the sync the host launches this
   // layer's dispatch and experts, then the next layer's attention and router (attributed here).
   const bool sync = moe && dispatcher_synchronises(c.t, c.mesh.dispatch);

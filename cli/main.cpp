@@ -113,8 +113,16 @@ std::string stack_of(const json& pl) {
   return out;
 }
 
-void print_plan_row(int rank, const json& p) {
+// "x1.33 slower than the best" for a baseline's speedup (its time over the best plan's), or
+// "x1.59 faster than the best" when below 1 (hetero mode's baselines come from upstream).
+std::string versus_best(double speedup) {
+  return speedup >= 1 ? "x" + fmt(speedup, 2) + " slower than the best" : "x" + fmt(1 / speedup, 2) + " faster than the best";
+}
+
+// With runtimes (search.mode "auto"): each row starts with the runtime that runs the plan.
+void print_plan_row(int rank, const json& p, bool runtimes = false) {
   const json& pl = p["plan"];
+  if (runtimes) std::printf("%-10s", pl.value("runtime", std::string("-")).c_str());
   const json& m = p["metrics"];
   std::string rc = recompute_of(pl);
   if (pl.value("ep_comm_overlap", false)) rc += " +ovl";
@@ -131,7 +139,8 @@ void print_plan_row(int rank, const json& p) {
               fmt(max_of(m["peak_memory_gib"]), 1).c_str(), split_of(pl).c_str());
 }
 
-void print_table_header() {
+void print_table_header(bool runtimes = false) {
+  if (runtimes) std::printf("%-10s", "runtime");
   std::printf("rank  tp cp  pp   dp  ep etp vpp mbs  stack    recompute   iter(s) tok/s/GPU TFLOPS/GPU    MFU  mem(GiB)  layers per stage\n");
 }
 
@@ -220,19 +229,26 @@ int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
     for (const auto& s : d["suggestions"]) std::printf("  - %s\n", s.get<std::string>().c_str());
     return 0;
   }
-  print_table_header();
+  bool runtimes = false;
+  for (const auto& p : r["plans"]) runtimes = runtimes || p["plan"].contains("runtime");
+  print_table_header(runtimes);
   int rank = 1;
-  for (const auto& p : r["plans"]) print_plan_row(rank++, p);
+  for (const auto& p : r["plans"]) print_plan_row(rank++, p, runtimes);
   for (const char* name : {"uniform", "megatron_default"}) {
     const json& b = r["baselines"][name];
     if (b.is_null()) continue;
-    std::printf("\nbaseline %s (x%s slower than the best):\n", name, fmt(b["speedup"].get<double>(), 2).c_str());
-    print_plan_row(0, b);
+    std::printf("\nbaseline %s (%s):\n", name, versus_best(b["speedup"].get<double>()).c_str());
+    print_plan_row(0, b, runtimes);
   }
   if (r["baselines"].contains("upstream")) {
-    std::printf("\nbest upstream (megatron mode) plan (hetero mode gains x%s):\n",
-                fmt(r["baselines"]["upstream"]["speedup"].get<double>(), 2).c_str());
-    print_plan_row(0, r["baselines"]["upstream"]);
+    const double gain = r["baselines"]["upstream"]["speedup"].get<double>();
+    if (gain >= 1) {
+      std::printf("\nbest upstream (megatron mode) plan (the best plan gains x%s):\n", fmt(gain, 2).c_str());
+    } else {  // hetero mode, where upstream wins: never shown as a gain
+      std::printf("\nbest upstream (megatron mode) plan (x%s faster than hetero mode's best: search.mode \"auto\" ranks it first):\n",
+                  fmt(1 / gain, 2).c_str());
+    }
+    print_plan_row(0, r["baselines"]["upstream"], runtimes);
   }
   print_stages(r["plans"][0]);
   const json& st = r["stats"];

@@ -22,6 +22,7 @@
 #include "hapmoe/cost_memory.hpp"
 #include "hapmoe/hardware.hpp"
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "hapmoe/schedule.hpp"
 

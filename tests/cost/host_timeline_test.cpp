@@ -11,6 +11,7 @@
 
 #include "cost/host_timeline.hpp"
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "hapmoe/stage_cost.hpp"
 #include "test_scenarios.hpp"

@@ -15,6 +15,7 @@
 
 #include "hapmoe/cost_memory.hpp"
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
 

@@ -6,6 +6,7 @@
 #include "search/candidate_cost.hpp"
 #include "cost/cost_compute.hpp"
 #include "hapmoe/cost_memory.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/search.hpp"
 #include "test_scenarios.hpp"
 

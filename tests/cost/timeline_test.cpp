@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/schedule.hpp"
 #include "hapmoe/timeline.hpp"
 #include "test_scenarios.hpp"

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/search.hpp"
 #include "test_scenarios.hpp"
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/presets.hpp"
 #include "evaluate/rules.hpp"
 #include "hapmoe/scenario_io.hpp"
@@ -513,8 +514,12 @@ TEST_CASE("rule same_collective_library: upstream mode never spans GPU vendors")
   p.tp = 4;
   p.ep = 4;
   CHECK(rule_of(s, p) == "");  // 2 stages of 4 on the H800 node
+  // The rule is upstream Megatron-LM's whatever search.mode says: only the planner reads the mode
+  // (hetero mode runs the hetero engine, whose own rules decide).
   s.search.mode = hapmoe::SearchMode::kHetero;
-  CHECK(hapmoe::check_group_set_rules(s, {0, 1}) == std::nullopt);  // hetero mode's own rules decide
+  CHECK(hapmoe::check_group_set_rules(s, {0, 1}).has_value());
+  s.search.assume_cross_vendor_collectives = true;
+  CHECK(hapmoe::check_group_set_rules(s, {0, 1}) == std::nullopt);
   CHECK(hapmoe::mixed_vendor_note(s) == "");
 }
 

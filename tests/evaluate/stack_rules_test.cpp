@@ -8,6 +8,7 @@
 
 #include "evaluate/stack_rules.hpp"
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "test_scenarios.hpp"

@@ -8,6 +8,7 @@
 #include "emit/flagscale_emit.hpp"
 #include "hetero/hetero_evaluate.hpp"
 #include "hapmoe/hetero_plan.hpp"
+#include "hapmoe/planner.hpp"
 #include "hetero/hetero_rules.hpp"
 #include "hetero/hetero_search.hpp"
 #include "test_scenarios.hpp"

@@ -11,6 +11,7 @@
 
 #include "api.hpp"
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/model_shape.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "spec/profile_check.hpp"

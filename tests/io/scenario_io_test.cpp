@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
 

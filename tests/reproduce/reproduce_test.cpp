@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "reproduce/paper_figures.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/reproduce_io.hpp"
 #include "reproduce/reproduce_reasons.hpp"
 #include "test_scenarios.hpp"

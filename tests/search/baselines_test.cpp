@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "hapmoe/planner.hpp"
 #include "search/candidate_cost.hpp"
 #include "search/even_split_baseline.hpp"
 #include "search/metis_baseline.hpp"

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "hapmoe/planner.hpp"
 #include "hapmoe/search.hpp"
 #include "test_scenarios.hpp"
 

@@ -10,6 +10,7 @@
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
 #include "hapmoe/result_io.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/search.hpp"
 #include "brute_force.hpp"
 

@@ -65,8 +65,8 @@ PlanEvaluation evaluate_with_models(const Scenario& s, const PlanSpec& plan,
 // per_microbatch_s. Refused (nullopt) above kMaxTimelineChunkSlots.
 std::optional<Timeline> plan_timeline(const PlanEvaluation& ev);
 
-// Checks the Megatron rules, then costs the plan. A rule violation is an Error whose code is
-// "rule:<name>".
-Expected<PlanEvaluation> evaluate_plan(const Scenario& s, const PlanSpec& plan);
+// An upstream Megatron-LM plan: checks the Megatron rules, then costs the plan. A rule violation
+// is an Error whose code is "rule:<name>". (evaluate_plan, planner.hpp, picks the runtime.)
+Expected<PlanEvaluation> evaluate_upstream_plan(const Scenario& s, const PlanSpec& plan);
 
 }  // namespace hapmoe

@@ -5,6 +5,7 @@
 // (FlagScale flagscale/train/arguments.py, FSTrainArguments.pre_validate_args).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,9 @@ struct HeteroMesh {
 // True when a stage carries its own mesh field (the plan is a hetero plan whatever the mode).
 bool has_stage_meshes(const PlanSpec& p);
 
-// True when the plan is costed and emitted as a hetero plan: the scenario asks for "hetero" mode
-// or a stage carries its own mesh field.
-bool is_hetero_plan(const Scenario& s, const PlanSpec& p);
+// True when the plan is costed and emitted as a hetero plan: it runs on FlagScale (`runtime`,
+// else the plan's own runtime) or a stage carries its own mesh field.
+bool is_hetero_plan(const PlanSpec& p, std::optional<Runtime> runtime = std::nullopt);
 
 // Stage i's own value of a mesh field, falling back to the plan's.
 int stage_tp(const PlanSpec& p, int i);

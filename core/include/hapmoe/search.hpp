@@ -1,4 +1,5 @@
-// `hapmoe plan`: search over mesh shapes (TP, CP, EP, ETP, micro-batch, VPP, recompute, DP), the
+// The upstream engine of `hapmoe plan` (plans upstream Megatron-LM runs; the planner,
+// planner.hpp, runs it and the hetero engine): search over mesh shapes (TP, CP, EP, ETP, micro-batch, VPP, recompute, DP), the
 // GPU groups that hold stages and their order, and the exact layer split (layer_split_dp.hpp).
 // Returns the top-k distinct plans, the baselines, counters per pruning rule, and a diagnosis
 // when nothing fits. No JSON here (result_io.hpp writes it) and no exceptions.
@@ -23,8 +24,8 @@ struct SearchControl {
 };
 
 // Work limits that end any accepted search in bounded time and memory. They hold for one
-// search_plans call as a whole: the offload retry, hetero mode's search per offload fraction and
-// its upstream comparison draw on what the earlier searches left. Counted work, not wall time,
+// planner call (search_plans, planner.hpp) as a whole: the offload retry, hetero mode's search per
+// offload fraction and the other runtime's search draw on what the earlier searches left. Counted work, not wall time,
 // so native and wasm stop at the same point; max_seconds is a backstop for work the counts
 // miss, on the process's CPU clock (search_clock_s), so that a loaded machine does not reach it
 // first (a search it ends depends on the machine's speed, and its stats say so).
@@ -35,8 +36,9 @@ struct SearchBudget {
   long long max_entries = 2'000'000;        // (mesh shape, group set) pairs generated
   long long max_orders = 100'000;           // stage orders searched (+ 1 per 4 order bounds checked)
   long long max_stage_costs = 30'000'000;   // stage costs the layer-split DPs use (reused ones and label work too)
-  double max_seconds = 20;                  // search_clock_s, from the start of search_plans
-  // search_clock_s() when max_seconds run out (set by search_plans; infinity = never).
+  double max_seconds = 20;                  // search_clock_s, from the start of the call
+  // search_clock_s() when max_seconds run out (set by the planner and the engines, unless set;
+  // infinity = never).
   double deadline_s = std::numeric_limits<double>::infinity();
 };
 
@@ -94,20 +96,26 @@ struct SearchResult {
   std::vector<PlanEvaluation> plans;  // best first
   std::optional<Baseline> megatron_default;
   std::optional<Baseline> uniform;
-  std::optional<Baseline> upstream;  // "hetero" mode: the best "megatron" mode plan (speedup = gain)
+  // "hetero" mode: the best upstream plan; "auto" mode: the same when a FlagScale plan ranks first
+  // (speedup = the gain of the first plan over it)
+  std::optional<Baseline> upstream;
   SearchStats stats;
   std::optional<Diagnosis> diagnosis;
+  std::vector<std::string> notes;  // the planner's, after those the stats imply
 };
 
 // Ranks the plans whose stages all stay within search.memory_margin_fraction of their GPU memory
 // first (each part ordered by time as before), flags the others (metrics.within_memory_margin),
 // counts them in stats.above_memory_margin and re-bases the baselines' speedups on the new best.
+// The planner (hapmoe/planner.hpp) applies it to every mode's result.
 void rank_by_memory_margin(const Scenario& s, SearchResult* r);
 
-// With search.optimizer_offload_fraction unset, searches without offload first and, only when no
-// plan fits, again with the fractions of offload_fallback_scenario.
-Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control = {},
-                                    const SearchBudget& budget = {});
+// The best upstream Megatron-LM plans (one mesh for every stage, GPUs of one vendor), whatever
+// search.mode says, ordered by time alone. With search.optimizer_offload_fraction unset, searches
+// without offload first and, when no plan fits or the best one recomputes, again with the
+// fractions of offload_fallback_scenario.
+Expected<SearchResult> upstream_search(const Scenario& s, const SearchControl& control = {},
+                                       const SearchBudget& budget = {});
 
 // Optimizer offload fractions tried when no plan fits without (half, then all of the optimizer
 // state in host memory).

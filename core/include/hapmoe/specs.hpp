@@ -279,7 +279,14 @@ struct TrainingSpec {
   }
 };
 
-enum class SearchMode { kMegatron, kHetero };
+// search.mode: "megatron" (plans upstream Megatron-LM runs), "hetero" (plans FlagScale's
+// heterogeneous Megatron runs) or "auto" (both, ranked together). Only the planner reads it
+// (hapmoe/planner.hpp); the engines each search one runtime's space.
+enum class SearchMode { kMegatron, kHetero, kAuto };
+
+// The runtime that runs a plan: upstream Megatron-LM (one mesh for every stage) or FlagScale's
+// heterogeneous Megatron (a mesh per GPU group).
+enum class Runtime { kMegatron, kFlagScale };
 
 // Each dimension: empty = searched over its natural range; otherwise the allowed values.
 struct SearchSpec {
@@ -318,6 +325,9 @@ struct PlanSpec {
   Dispatch dispatch = Dispatch::kAlltoall;  // --moe-token-dispatcher-type (+ flex backend)
   CudaGraphs cuda_graphs;                   // --cuda-graph-impl, --cuda-graph-modules
   std::vector<StagePlan> stages;  // pipeline order
+  // plan.runtime: given, or set by the planner on the plans of search.mode "auto"; unset = the
+  // runtime search.mode names (planner.hpp, plan_runtime).
+  std::optional<Runtime> runtime;
 };
 
 struct Scenario {
@@ -346,5 +356,7 @@ const char* to_string(GraphImpl g);
 // "none", "full_iteration", "transformer_engine[attn,moe_router]" style label.
 std::string to_string(const CudaGraphs& g);
 const char* to_string(SearchMode m);
+// "megatron" or "flagscale" (plan.runtime).
+const char* to_string(Runtime r);
 
 }  // namespace hapmoe

@@ -4,8 +4,6 @@
 #include <memory>
 
 #include "hapmoe/hardware.hpp"
-#include "hetero/hetero_evaluate.hpp"
-#include "hapmoe/hetero_plan.hpp"
 #include "evaluate/rules.hpp"
 
 namespace hapmoe {
@@ -109,26 +107,8 @@ std::optional<Timeline> plan_timeline(const PlanEvaluation& ev) {
   return build_timeline(d, m, ev.plan.vpp);
 }
 
-namespace {
 
-// The evaluation, or an error when a term came out infinite or NaN (validated inputs keep every
-// term finite; a result must never carry one, which JSON writes as null).
-Expected<PlanEvaluation> finite_or_error(Expected<PlanEvaluation> ev) {
-  if (!ev) return ev;
-  bool finite = std::isfinite(ev->metrics.iteration_time_s) && std::isfinite(ev->time.pipeline_s) &&
-                std::isfinite(ev->time.tail_s);
-  for (const StageCost& c : ev->stages) {
-    finite = finite && std::isfinite(c.per_microbatch_s()) && std::isfinite(c.tail_s()) && std::isfinite(c.peak_bytes());
-  }
-  if (finite) return ev;
-  return Error{"non_finite", "the cost model gave a non-finite time or memory for this plan: an input figure is out of scale",
-               "plan"};
-}
-
-}  // namespace
-
-Expected<PlanEvaluation> evaluate_plan(const Scenario& s, const PlanSpec& plan) {
-  if (is_hetero_plan(s, plan)) return finite_or_error(evaluate_hetero_plan(s, plan));
+Expected<PlanEvaluation> evaluate_upstream_plan(const Scenario& s, const PlanSpec& plan) {
   if (auto v = check_plan_rules(s, plan)) {
     const std::string rule(v->rule);
     return Error{"rule:" + rule, "Megatron rule \"" + rule + "\": " + v->message, v->field};
@@ -143,7 +123,7 @@ Expected<PlanEvaluation> evaluate_plan(const Scenario& s, const PlanSpec& plan) 
       models[st.group] = owned[st.group].get();
     }
   }
-  return finite_or_error(evaluate_with_models(s, plan, models));
+  return evaluate_with_models(s, plan, models);
 }
 
 }  // namespace hapmoe

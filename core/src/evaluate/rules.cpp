@@ -298,7 +298,7 @@ RuleResult rule_fp8_common_recipe(const Scenario& s, const std::vector<int>& gro
 }
 
 RuleResult rule_same_collective_library(const Scenario& s, const std::vector<int>& groups) {
-  if (s.search.mode != SearchMode::kMegatron || s.search.assume_cross_vendor_collectives) return std::nullopt;
+  if (s.search.assume_cross_vendor_collectives) return std::nullopt;
   for (int g : groups) {
     const std::string& a = s.cluster.groups[groups.front()].gpu.vendor;
     const std::string& b = s.cluster.groups[g].gpu.vendor;
@@ -323,7 +323,7 @@ std::string mixed_vendor_note(const Scenario& s) {
   for (const NodeGroup& g : s.cluster.groups) {
     if (std::find(vendors.begin(), vendors.end(), g.gpu.vendor) == vendors.end()) vendors.push_back(g.gpu.vendor);
   }
-  if (s.search.mode != SearchMode::kMegatron || s.search.assume_cross_vendor_collectives || vendors.size() < 2) {
+  if (s.search.assume_cross_vendor_collectives || vendors.size() < 2) {
     return "";
   }
   std::string list;

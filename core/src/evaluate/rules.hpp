@@ -87,12 +87,12 @@ RuleResult check_group_rules(const Scenario& s, const Mesh& x, int group);
 // --- Group-set rules: may these node groups hold the stages of one upstream job? ---
 // FP8 with the default recipe: the groups' GPUs share at least one recipe (fp8_recipe_for).
 RuleResult rule_fp8_common_recipe(const Scenario& s, const std::vector<int>& groups);
-// search.mode "megatron": one NCCL-family collective library for the whole job, so every group
-// has the same GPU vendor (nvidia with nvidia, amd with amd, huawei with huawei).
+// Upstream Megatron-LM runs one NCCL-family collective library for the whole job, so every
+// group has the same GPU vendor (nvidia with nvidia, amd with amd, huawei with huawei).
 RuleResult rule_same_collective_library(const Scenario& s, const std::vector<int>& groups);
 RuleResult check_group_set_rules(const Scenario& s, const std::vector<int>& groups);
-// For results: when the cluster mixes vendors in "megatron" mode, what that means for the plans
-// ("" otherwise).
+// For results of upstream plans: when the cluster mixes vendors, what that means for the plans
+// ("" otherwise; the planner adds it in "megatron" mode).
 std::string mixed_vendor_note(const Scenario& s);
 
 // --- Stage rules: the plan's stages. ---

@@ -6,8 +6,9 @@ namespace {
 int own_or(int own, int plan_value) { return own > 0 ? own : plan_value; }
 }  // namespace
 
-bool is_hetero_plan(const Scenario& s, const PlanSpec& p) {
-  return s.search.mode == SearchMode::kHetero || has_stage_meshes(p);
+bool is_hetero_plan(const PlanSpec& p, std::optional<Runtime> runtime) {
+  if (!runtime) runtime = p.runtime;
+  return has_stage_meshes(p) || runtime == Runtime::kFlagScale;
 }
 
 bool has_stage_meshes(const PlanSpec& p) {

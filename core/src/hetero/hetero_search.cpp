@@ -361,29 +361,6 @@ class HeteroSearch {
   bool dp_budget_reached_ = false;
 };
 
-// The best upstream ("megatron" mode) plan of the same scenario, its baselines, and the gain.
-// It draws on what the hetero searches left of the budget; a limit it reaches is the result's too
-// (the gain is then over the best upstream plan found).
-void compare_with_upstream(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
-                           SearchResult& r) {
-  Scenario up = s;
-  up.search.mode = SearchMode::kMegatron;
-  up.search.top_k = 1;
-  SearchControl c;  // progress from 0.9 to 1 (hetero_search)
-  c.cancel = control.cancel;
-  if (control.progress) c.progress = [&control](double f, long long n) { control.progress(0.9 + 0.1 * f, n); };
-  auto u = search_plans(up, c, remaining_budget(budget, r.stats.work));
-  if (u) add_budget_use(u->stats, &r.stats);
-  if (!u || u->plans.empty() || r.plans.empty()) return;
-  const double best = r.plans.front().metrics.iteration_time_s;
-  auto rebase = [best](const PlanEvaluation& ev) {
-    return Baseline{ev, ev.metrics.iteration_time_s / best};
-  };
-  r.upstream = rebase(u->plans.front());
-  if (u->megatron_default) r.megatron_default = rebase(u->megatron_default->evaluation);
-  if (u->uniform) r.uniform = rebase(u->uniform->evaluation);
-}
-
 // One hetero search per offload fraction of search.optimizer_offload_fraction (0 when unset),
 // merged into the k best.
 // Each draws on what the earlier ones left of the budget (`used`: what earlier searches of this
@@ -414,24 +391,25 @@ SearchResult search_fractions(const Scenario& s, const SearchControl& control, c
 }  // namespace
 
 Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& control,
-                                     const SearchBudget& budget) {
+                                     const SearchBudget& given) {
+  const SearchBudget budget = with_deadline(given);
   const auto start = std::chrono::steady_clock::now();
   if (!s.search.layer_split.empty()) {
     return Error{"unsupported",
                  "search.layer_split is not supported in \"hetero\" mode (the split is searched)",
                  "search.layer_split"};
   }
-  // Progress: the hetero search to 0.8, an offload retry to 0.9, the upstream comparison the rest.
-  SearchResult r = search_fractions(s, control, budget, SearchWork{}, 0, 0.8);
+  // Progress: the search to 8/9, an offload retry the rest.
+  constexpr double kFirstPassShare = 8.0 / 9;
+  SearchResult r = search_fractions(s, control, budget, SearchWork{}, 0, kFirstPassShare);
   // As upstream: offload is tried only when nothing fits or the best plan recomputes.
   const auto offload = offload_fallback_scenario(s);
   if (offload && !r.stats.cancelled && offload_may_help(r)) {
     const bool found_without = !r.plans.empty();
-    SearchResult retry = search_fractions(*offload, control, budget, r.stats.work, 0.8, 0.9);
+    SearchResult retry = search_fractions(*offload, control, budget, r.stats.work, kFirstPassShare, 1);
     r = merge_results(std::move(r), std::move(retry), static_cast<size_t>(std::max(1, s.search.top_k)));
     r.stats.offload_retried = !found_without;
   }
-  if (s.search.baselines && !r.stats.cancelled) compare_with_upstream(s, control, budget, r);
   if (control.progress && !r.stats.cancelled) control.progress(1.0, r.stats.evaluated);
   r.stats.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

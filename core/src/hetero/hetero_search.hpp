@@ -4,8 +4,8 @@
 // recompute on or off, chosen exactly by hetero_split.hpp's DP. Entries (group order, mesh per
 // group, micro-batch) pass check_hetero_plan_rules, are sorted by a lower bound valid for every
 // split and recompute choice, and are split until the bound reaches the k-th best plan or the
-// SearchBudget is spent. The result also holds the best upstream ("megatron" mode) plan and the
-// gain over it.
+// SearchBudget is spent. It never runs the upstream search: the planner (planner.hpp) compares
+// the two.
 #pragma once
 
 #include "hetero/hetero_space.hpp"

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/field_schema.hpp"
 #include "hapmoe/stage_cost.hpp"
 

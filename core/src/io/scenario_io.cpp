@@ -491,7 +491,8 @@ SearchSpec read_search(const json& v, const std::string& path, const ModelSpec& 
   r.ignore("recompute");
   s.ep_comm_overlap = r.get_bool_choices("ep_comm_overlap");
   s.optimizer_offload_fraction = r.get_number_choices("optimizer_offload_fraction");
-  s.mode = r.get_enum("mode") == "hetero" ? SearchMode::kHetero : SearchMode::kMegatron;
+  const std::string mode = r.get_enum("mode");
+  s.mode = mode == "hetero" ? SearchMode::kHetero : mode == "auto" ? SearchMode::kAuto : SearchMode::kMegatron;
   s.top_k = to_int(r.get_int("top_k"));
   s.memory_margin_fraction = r.get_number("memory_margin_fraction");
   s.layer_split = read_layer_split(r, model.num_layers);
@@ -582,6 +583,7 @@ PlanSpec read_plan(const json& v, const std::string& path, const ClusterSpec& cl
   p.sequence_parallel = r.get_bool("sequence_parallel", p.tp > 1);
   p.ep_comm_overlap = r.get_bool("ep_comm_overlap");
   p.optimizer_offload_fraction = r.get_number("optimizer_offload_fraction");
+  if (r.has("runtime")) p.runtime = r.get_enum("runtime") == "flagscale" ? Runtime::kFlagScale : Runtime::kMegatron;
   const json& stages = r.raw("stages");
   const std::string spath = r.path("stages");
   if (!stages.is_array()) fail("wrong_type", spath, "expected a list of stages");
@@ -678,6 +680,7 @@ json plan_to_json(const PlanSpec& p) {
     }
     out["cuda_graph_modules"] = modules;
   }
+  if (p.runtime) out["runtime"] = to_string(*p.runtime);
   out["stages"] = stages;
   return out;
 }

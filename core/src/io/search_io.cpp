@@ -5,11 +5,36 @@
 #include "io/budget_io.hpp"
 #include "search/baselines.hpp"
 #include "hapmoe/result_io.hpp"
-#include "evaluate/rules.hpp"
 
 namespace hapmoe {
 
 using nlohmann::json;
+
+namespace {
+
+// What the best upstream plan means beside the first plan: a gain only when the first plan is
+// faster ("auto" mode labels its plans; there a FlagScale plan is first whenever this is set).
+std::string upstream_note(const SearchResult& r) {
+  const double first_s = r.plans.front().metrics.iteration_time_s;
+  const double up_s = r.upstream->evaluation.metrics.iteration_time_s;
+  char text[240];
+  if (r.plans.front().plan.runtime) {
+    std::snprintf(text, sizeof text,
+                  "the first plan (FlagScale) gains %.3gx over the best upstream Megatron-LM plan: %.4g s vs %.4g s per iteration",
+                  r.upstream->speedup, first_s, up_s);
+  } else if (r.upstream->speedup >= 1) {
+    std::snprintf(text, sizeof text, "hetero mode gains %.3gx over the best upstream (megatron mode) plan: %.4g s vs %.4g s per iteration",
+                  r.upstream->speedup, first_s, up_s);
+  } else {
+    std::snprintf(text, sizeof text,
+                  "the best upstream (megatron mode) plan is %.3gx faster than hetero mode's best: %.4g s vs %.4g s per "
+                  "iteration; search.mode \"auto\" ranks the plans of both runtimes together",
+                  1 / r.upstream->speedup, up_s, first_s);
+  }
+  return text;
+}
+
+}  // namespace
 
 json search_result_to_json(const Scenario& s, const SearchResult& r, bool include_timing) {
   json plans = json::array();
@@ -39,11 +64,7 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   json notes = json::array();
   if (r.stats.budget_reached) notes.push_back(budget_note(s, r.stats));
   if (r.upstream) {
-    char gain[160];
-    std::snprintf(gain, sizeof gain, "hetero mode gains %.3gx over the best upstream (megatron mode) plan: %.4g s vs %.4g s per iteration",
-                  r.upstream->speedup, r.plans.front().metrics.iteration_time_s,
-                  r.upstream->evaluation.metrics.iteration_time_s);
-    notes.push_back(gain);
+    notes.push_back(upstream_note(r));
     stats["hetero_gain_over_upstream"] = round_sig(r.upstream->speedup);
   }
   if (r.stats.above_memory_margin > 0) {
@@ -57,7 +78,7 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   if (r.stats.offload_retried) {
     notes.push_back("no plan fits without optimizer CPU offload: searched again with offload fractions 0.5 and 1");
   }
-  if (const std::string v = mixed_vendor_note(s); !v.empty()) notes.push_back(v);
+  for (const std::string& n : r.notes) notes.push_back(n);
   if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);
   json out = {{"format", kResultFormat}, {"ok", true}, {"model", model_size_to_json(s.model)}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
   if (!notes.empty()) out["notes"] = notes;

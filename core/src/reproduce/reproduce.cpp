@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "hapmoe/planner.hpp"
 #include "search/baselines.hpp"
 #include "search/even_split_baseline.hpp"
 #include "search/metis_baseline.hpp"

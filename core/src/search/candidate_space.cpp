@@ -73,7 +73,7 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
   // EP overlap: the listed values, or (unset) on wherever Megatron allows it: it only hides time.
   const bool overlap_auto = sp.ep_comm_overlap.empty();
   const std::vector<bool> overlaps = overlap_auto ? std::vector<bool>{true} : sp.ep_comm_overlap;
-  // Offload: the listed fractions, or (unset) none; search_plans retries with
+  // Offload: the listed fractions, or (unset) none; upstream_search retries with
   // kOffloadFallbackFractions when nothing fits without.
   const std::vector<double> offloads =
       sp.optimizer_offload_fraction.empty() ? std::vector<double>{0} : sp.optimizer_offload_fraction;

@@ -21,7 +21,7 @@ EvenSplitBaseline even_split_baseline(const Scenario& s, const SearchBudget& bud
     fixed.search.baselines = false;
     fixed.search.pp = {pp};
     fixed.search.layer_split = even_split(s.model.num_layers, pp);
-    const auto r = search_plans(fixed, {}, budget);
+    const auto r = upstream_search(fixed, {}, budget);
     if (!r) continue;  // only a malformed request fails, and this one is the scenario's own
     out.budget_reached = out.budget_reached || r->stats.budget_reached;
     if (r->plans.empty()) {

@@ -27,7 +27,7 @@ MetisStyleBaseline metis_style_baseline(const Scenario& s, const SearchBudget& b
   for (int g : gpu_types_by_count(s.cluster)) {
     Scenario homogeneous = single_plan_search(s);
     homogeneous.cluster = homogeneous_cluster_like(s.cluster, g);
-    const auto h = search_plans(homogeneous, {}, budget);
+    const auto h = upstream_search(homogeneous, {}, budget);
     if (h) out.budget_reached = out.budget_reached || h->stats.budget_reached;
     if (h && !h->plans.empty()) {
       out.ep = h->plans.front().plan.ep;
@@ -45,7 +45,7 @@ MetisStyleBaseline metis_style_baseline(const Scenario& s, const SearchBudget& b
   Scenario fixed = single_plan_search(s);
   fixed.search.ep = {*out.ep};
   fixed.search.etp = {*out.etp};
-  const auto r = search_plans(fixed, {}, budget);
+  const auto r = upstream_search(fixed, {}, budget);
   if (r) out.budget_reached = out.budget_reached || r->stats.budget_reached;
   if (!r || r->plans.empty()) {
     out.no_plan_reason = "no plan with ep " + std::to_string(*out.ep) + ", etp " +

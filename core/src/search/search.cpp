@@ -16,7 +16,6 @@
 #include "search/candidate_cost.hpp"
 #include "search/candidate_space.hpp"
 #include "search/diagnosis.hpp"
-#include "hetero/hetero_search.hpp"
 #include "search/layer_split_dp.hpp"
 #include "search/search_budget.hpp"
 #include "evaluate/rules.hpp"
@@ -734,8 +733,7 @@ SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
   return out;
 }
 
-namespace {
-Expected<SearchResult> search_plans_by_time(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
+Expected<SearchResult> upstream_search(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
   const SearchBudget budget = with_deadline(given);
   // Progress never goes back, whatever rounding the parts' shares of it leave.
   double last_progress = 0;
@@ -746,7 +744,6 @@ Expected<SearchResult> search_plans_by_time(const Scenario& s, const SearchContr
       given_control.progress(last_progress, n);
     };
   }
-  if (s.search.mode == SearchMode::kHetero) return hetero_search(s, control, budget);
   // The searches without and with optimizer offload share their stage cost models and layer
   // times: the scenarios differ only in search fields, which no model reads (cost() takes the
   // offload fraction from the mesh).
@@ -781,13 +778,6 @@ Expected<SearchResult> search_plans_by_time(const Scenario& s, const SearchContr
   SearchResult out = merge_results(std::move(r).value(), std::move(retry).value(), k);
   out.stats.offload_retried = !found_without;
   return out;
-}
-}  // namespace
-
-Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
-  auto r = search_plans_by_time(s, control, budget);
-  if (r.ok()) rank_by_memory_margin(s, &r.value());
-  return r;
 }
 
 namespace {

@@ -423,9 +423,10 @@ const FieldDef kFields[] = {
      "no fp8_param_gather)", "",
      "Share of the optimizer state (fp32 master weights and Adam moments) kept in host memory "
      "and updated by the CPU (--optimizer-cpu-offload)."},
-    choice("search.mode", "megatron|hetero", "megatron",
+    choice("search.mode", "megatron|hetero|auto", "megatron",
            "megatron: one parallel layout for all stages (upstream Megatron-LM); hetero: a layout "
-           "per GPU type (FlagScale's heterogeneous Megatron)."),
+           "per GPU type (FlagScale's heterogeneous Megatron); auto: the plans of both ranked "
+           "together, each with its plan.runtime."),
     // More than 100 plans is no longer a shortlist.
     val("search.top_k", T::kInt, "plans", 1, 100, 5, "Number of best plans returned."),
     // Up to half the memory: a larger margin would rule out plans that measured runs fit.
@@ -470,6 +471,11 @@ const FieldDef kFields[] = {
      "Layer parts captured by per-layer graphs (--cuda-graph-modules)."},
     val("plan.optimizer_offload_fraction", T::kNumber, "fraction", 0, 1, 0,
         "Share of the optimizer state on the host (see search.optimizer_offload_fraction)."),
+    {"plan.runtime", T::kEnum, "", 0, 0, D::kDerived, 0,
+     "flagscale when a stage has its own mesh or search.mode is hetero, else megatron",
+     "megatron|flagscale",
+     "The runtime that runs the plan: upstream Megatron-LM or FlagScale's heterogeneous Megatron "
+     "(what search.mode auto labels each plan with)."},
     {"plan.stages", T::kObjectList, "stages", 1, kMaxWays, D::kRequired, 0, "", "",
      "One entry per pipeline stage, first to last."},
     val("plan.stages[].group", T::kInt, "", 0, kMaxGroups - 1, 0,

@@ -102,6 +102,10 @@ bool operator==(const NodeGroup& a, const NodeGroup& b) {
          a.inter_node_gbps == b.inter_node_gbps;
 }
 
-const char* to_string(SearchMode m) { return m == SearchMode::kHetero ? "hetero" : "megatron"; }
+const char* to_string(SearchMode m) {
+  return m == SearchMode::kHetero ? "hetero" : m == SearchMode::kAuto ? "auto" : "megatron";
+}
+
+const char* to_string(Runtime r) { return r == Runtime::kFlagScale ? "flagscale" : "megatron"; }
 
 }  // namespace hapmoe

@@ -1,0 +1,194 @@
+#include "hapmoe/planner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "evaluate/rules.hpp"
+#include "hapmoe/hetero_plan.hpp"
+#include "hetero/hetero_evaluate.hpp"
+#include "hetero/hetero_search.hpp"
+#include "search/search_budget.hpp"
+
+namespace hapmoe {
+
+namespace {
+
+// `control` with its progress mapped from [0, 1] onto [from, from + share].
+SearchControl scaled(const SearchControl& control, double from, double share) {
+  SearchControl c = control;
+  if (control.progress) {
+    c.progress = [&control, from, share](double f, long long n) { control.progress(from + share * f, n); };
+  }
+  return c;
+}
+
+Baseline rebased(const PlanEvaluation& ev, double best_s) { return Baseline{ev, ev.metrics.iteration_time_s / best_s}; }
+
+// The upstream baselines of `u` rebased onto r's first plan.
+void take_upstream_baselines(const SearchResult& u, SearchResult& r) {
+  const double best = r.plans.front().metrics.iteration_time_s;
+  if (u.megatron_default) r.megatron_default = rebased(u.megatron_default->evaluation, best);
+  if (u.uniform) r.uniform = rebased(u.uniform->evaluation, best);
+}
+
+// "hetero" mode: the hetero engine's plans; with baselines, the best upstream plan (drawing on
+// what the hetero search left of the budget; a limit it reaches is the result's too) and the
+// upstream baselines, rebased onto hetero's first plan.
+Expected<SearchResult> hetero_mode(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
+  auto h = hetero_search(s, scaled(control, 0, 0.9), budget);
+  if (!h || !s.search.baselines || h->stats.cancelled) return h;
+  SearchResult r = std::move(h).value();
+  Scenario up = s;
+  up.search.top_k = 1;
+  SearchControl c;  // progress 0.9 to 1; the upstream search's own cancel checks
+  c.cancel = control.cancel;
+  if (control.progress) c.progress = [&control](double f, long long n) { control.progress(0.9 + 0.1 * f, n); };
+  auto u = upstream_search(up, c, remaining_budget(budget, r.stats.work));
+  if (u) add_budget_use(u->stats, &r.stats);
+  if (!u || u->plans.empty() || r.plans.empty()) return r;
+  r.upstream = rebased(u->plans.front(), r.plans.front().metrics.iteration_time_s);
+  take_upstream_baselines(*u, r);
+  return r;
+}
+
+// What the cluster's vendors mean for "auto" mode's plans ("" for one vendor).
+std::string auto_vendor_note(const Scenario& s) {
+  std::string v = mixed_vendor_note(s);
+  if (v.empty()) return v;
+  return "the cluster mixes GPU vendors: upstream Megatron-LM runs one collective library, so its plans use GPUs of "
+         "one vendor only; FlagScale plans (runtime \"flagscale\") may span vendors";
+}
+
+void label(std::vector<PlanEvaluation>& plans, Runtime r) {
+  for (PlanEvaluation& ev : plans) ev.plan.runtime = r;
+}
+
+// u's and h's plans ranked together (by iteration time; upstream first on ties, as the simpler
+// runtime to deploy), the k best kept; u's baselines and diagnosis; the counters of both.
+SearchResult rank_together(SearchResult u, SearchResult h, size_t k) {
+  label(u.plans, Runtime::kMegatron);
+  label(h.plans, Runtime::kFlagScale);
+  SearchResult out = std::move(u);
+  const std::optional<PlanEvaluation> best_upstream =
+      out.plans.empty() ? std::nullopt : std::optional<PlanEvaluation>(out.plans.front());
+  for (PlanEvaluation& ev : h.plans) out.plans.push_back(std::move(ev));
+  // The plans within the memory margin first (rank_by_memory_margin has flagged both lists), so
+  // keeping the k best never drops one that would rank above a kept plan.
+  std::stable_sort(out.plans.begin(), out.plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
+    if (x.metrics.within_memory_margin != y.metrics.within_memory_margin) return x.metrics.within_memory_margin;
+    return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
+  });
+  if (out.plans.size() > k) out.plans.resize(k);
+  SearchStats& st = out.stats;
+  st.candidates += h.stats.candidates;
+  st.evaluated += h.stats.evaluated;
+  st.stage_costs += h.stats.stage_costs;
+  for (const auto& [rule, n] : h.stats.pruned) st.pruned[rule] += n;
+  st.cancelled = st.cancelled || h.stats.cancelled;
+  st.offload_retried = st.offload_retried && h.stats.offload_retried;  // nothing fit without, in either
+  add_budget_use(h.stats, &st);
+  if (out.plans.empty()) {
+    if (!out.diagnosis) out.diagnosis = std::move(h.diagnosis);
+    return out;
+  }
+  out.diagnosis.reset();
+  const double best = out.plans.front().metrics.iteration_time_s;
+  if (out.megatron_default) out.megatron_default = rebased(out.megatron_default->evaluation, best);
+  if (out.uniform) out.uniform = rebased(out.uniform->evaluation, best);
+  if (best_upstream && out.plans.front().plan.runtime == Runtime::kFlagScale) {
+    out.upstream = rebased(*best_upstream, best);
+  }
+  return out;
+}
+
+// "auto" mode: the upstream engine first (the cheaper one, and its baselines are the result's),
+// then the hetero engine on what it left of the budget.
+Expected<SearchResult> auto_mode(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
+  constexpr double kUpstreamShare = 0.3;
+  auto u = upstream_search(s, scaled(control, 0, kUpstreamShare), budget);
+  if (!u) return u;
+  SearchResult r = std::move(u).value();
+  const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
+  if (!r.stats.cancelled) {
+    auto h = hetero_search(s, scaled(control, kUpstreamShare, 1 - kUpstreamShare), remaining_budget(budget, r.stats.work));
+    if (h) {
+      rank_by_memory_margin(s, &r);
+      rank_by_memory_margin(s, &h.value());
+      r = rank_together(std::move(r), std::move(h).value(), k);
+    } else {
+      label(r.plans, Runtime::kMegatron);
+      r.notes.push_back("FlagScale plans not searched: " + h.error().message);
+    }
+  } else {
+    label(r.plans, Runtime::kMegatron);
+  }
+  if (const std::string v = auto_vendor_note(s); !v.empty()) r.notes.push_back(v);
+  return r;
+}
+
+}  // namespace
+
+Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
+  const auto start = std::chrono::steady_clock::now();
+  const SearchBudget budget = with_deadline(given);
+  // Progress never goes back, whatever rounding the parts' shares of it leave.
+  double last_progress = 0;
+  SearchControl control = given_control;
+  if (given_control.progress) {
+    control.progress = [&given_control, &last_progress](double f, long long n) {
+      last_progress = std::max(last_progress, f);
+      given_control.progress(last_progress, n);
+    };
+  }
+  Expected<SearchResult> r = Error{"internal", "no search mode", "search.mode"};
+  switch (s.search.mode) {
+    case SearchMode::kMegatron:
+      r = upstream_search(s, control, budget);
+      if (r) {
+        if (const std::string v = mixed_vendor_note(s); !v.empty()) r->notes.push_back(v);
+      }
+      break;
+    case SearchMode::kHetero:
+      r = hetero_mode(s, control, budget);
+      break;
+    case SearchMode::kAuto:
+      r = auto_mode(s, control, budget);
+      break;
+  }
+  if (r) {
+    rank_by_memory_margin(s, &r.value());
+    if (control.progress && !r->stats.cancelled) control.progress(1.0, r->stats.evaluated);
+    r->stats.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+  return r;
+}
+
+Runtime plan_runtime(const Scenario& s, const PlanSpec& plan) {
+  if (plan.runtime) return *plan.runtime;
+  return is_hetero_plan(plan) || s.search.mode == SearchMode::kHetero ? Runtime::kFlagScale : Runtime::kMegatron;
+}
+
+Expected<PlanEvaluation> evaluate_plan(const Scenario& s, const PlanSpec& plan) {
+  if (plan.runtime == Runtime::kMegatron && has_stage_meshes(plan)) {
+    return Error{"bad_value",
+                 "plan.runtime \"megatron\": upstream Megatron-LM runs one mesh for every stage, and a stage "
+                 "carries its own (tp, cp, dp, ep or etp); use runtime \"flagscale\" or drop the stage meshes",
+                 "plan.runtime"};
+  }
+  Expected<PlanEvaluation> ev = plan_runtime(s, plan) == Runtime::kFlagScale ? evaluate_hetero_plan(s, plan)
+                                                                              : evaluate_upstream_plan(s, plan);
+  if (!ev) return ev;
+  // Validated inputs keep every term finite; a result must never carry one (JSON writes null).
+  bool finite = std::isfinite(ev->metrics.iteration_time_s) && std::isfinite(ev->time.pipeline_s) &&
+                std::isfinite(ev->time.tail_s);
+  for (const StageCost& c : ev->stages) {
+    finite = finite && std::isfinite(c.per_microbatch_s()) && std::isfinite(c.tail_s()) && std::isfinite(c.peak_bytes());
+  }
+  if (finite) return ev;
+  return Error{"non_finite", "the cost model gave a non-finite time or memory for this plan: an input figure is out of scale",
+               "plan"};
+}
+
+}  // namespace hapmoe

@@ -9,6 +9,7 @@
 #include "hapmoe/evaluate.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/search.hpp"
 
 namespace hapmoe::calibration {

@@ -11,6 +11,7 @@
 #include "hapmoe/hetero_plan.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/search.hpp"
 
 using namespace hapmoe;

@@ -13,6 +13,7 @@
 #include "search/layer_split_dp.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/search.hpp"
 #include "brute_force.hpp"
 

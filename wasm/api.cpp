@@ -11,6 +11,7 @@
 #include "hapmoe/reproduce_io.hpp"
 #include "hapmoe/result_io.hpp"
 #include "hapmoe/scenario_io.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/search.hpp"
 #include "hapmoe/timeline_io.hpp"
 

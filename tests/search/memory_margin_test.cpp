@@ -3,6 +3,7 @@
 
 #include "hapmoe/model_shape.hpp"
 #include "hapmoe/result_io.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/search.hpp"
 #include "test_scenarios.hpp"
 

@@ -11,6 +11,7 @@
 #include "hetero/hetero_space.hpp"
 #include "hetero/hetero_split.hpp"
 #include "search/search_budget.hpp"
+#include "search/top_plans.hpp"
 
 namespace hapmoe {
 
@@ -65,45 +66,6 @@ PlanSpec entry_plan(const Scenario& s, const std::vector<int>& order,
   return p;
 }
 
-// The best k plans so far, best first. Each plan carries a tag (its entry and recompute set):
-// a later plan with the same tag replaces it when better, so the even-split seed and the DP's
-// split of one entry never both occupy a place.
-class TopPlans {
- public:
-  explicit TopPlans(size_t k) : k_(k) {}
-  double threshold() const { return best_.size() < k_ ? 1e300 : best_.back().objective; }
-  void offer(long long tag, double objective, PlanEvaluation ev) {
-    const std::string key = hetero_plan_key(ev.plan);
-    for (size_t i = 0; i < best_.size(); ++i) {
-      if (best_[i].key == key) return;
-      if (best_[i].tag == tag) {
-        if (best_[i].objective <= objective) return;
-        best_.erase(best_.begin() + static_cast<long>(i));
-        break;
-      }
-    }
-    auto at = std::upper_bound(best_.begin(), best_.end(), objective,
-                               [](double v, const Ranked& b) { return v < b.objective; });
-    best_.insert(at, Ranked{objective, tag, key, std::move(ev)});
-    if (best_.size() > k_) best_.pop_back();
-  }
-  std::vector<PlanEvaluation> take() {
-    std::vector<PlanEvaluation> out;
-    for (auto& b : best_) out.push_back(std::move(b.ev));
-    return out;
-  }
-
- private:
-  struct Ranked {
-    double objective;
-    long long tag;
-    std::string key;
-    PlanEvaluation ev;
-  };
-  size_t k_;
-  std::vector<Ranked> best_;
-};
-
 // Entries whose even-split seed is costed before any DP runs (an incumbent for the bounds).
 constexpr size_t kSeededEntries = 1024;
 
@@ -136,7 +98,7 @@ class HeteroSearch {
       }
       if (control_.progress && done % 64 == 0) report(done);
       if (entries_[done].bound_s >= top_.threshold()) {
-        st_.pruned["lower_bound"] += static_cast<long long>(entries_.size() - done);
+        st_.pruned["entry_lower_bound"] += static_cast<long long>(entries_.size() - done);
         break;
       }
       const char* limit = st_.evaluated >= budget_.max_orders                 ? "orders"
@@ -328,7 +290,9 @@ class HeteroSearch {
     for (size_t i = 0; i < rc.size(); ++i) rc[i] = set[split.option[i]];
     const PlanSpec best =
         entry_plan(s_, orders_[e.order], meshes, e.mbs, split.layers, rc, offload_);
-    top_.offer(tag, split.objective_s, evaluate_hetero_with_cache(s_, best, cache_));
+    PlanEvaluation ev = evaluate_hetero_with_cache(s_, best, cache_);
+    std::string key = hetero_plan_key(ev.plan);
+    top_.offer(split.objective_s, std::move(key), std::move(ev), tag);
   }
 
   const Scenario& s_;

@@ -18,6 +18,7 @@
 #include "search/diagnosis.hpp"
 #include "search/layer_split_dp.hpp"
 #include "search/search_budget.hpp"
+#include "search/top_plans.hpp"
 #include "evaluate/rules.hpp"
 #include "spec/stable_map.hpp"
 
@@ -35,16 +36,6 @@ std::string plan_key(const PlanSpec& p) {
 }
 
 namespace {
-
-struct Ranked {
-  double objective;
-  std::string key;
-  PlanEvaluation ev;
-};
-
-bool better(const Ranked& a, const Ranked& b) {
-  return a.objective < b.objective || (a.objective == b.objective && a.key < b.key);
-}
 
 std::optional<Error> check_request(const Scenario& s) {
   if (!s.search.layer_split.empty()) {
@@ -307,24 +298,6 @@ struct EntryBuilder : SearchContext {
 // Entries whose first-guess order is split before the full walk.
 constexpr size_t kFirstGuesses = 64;
 
-// The top-k plans found so far, best first.
-class TopK {
- public:
-  // prune_above_s: plans at or above it are not wanted (a previous search's k-th best).
-  TopK(size_t k, double prune_above_s) : k_(k), prune_above_s_(prune_above_s) {}
-  double threshold() const { return best_.size() < k_ ? prune_above_s_ : best_.back().objective; }
-  void offer(Ranked r) {
-    best_.insert(std::upper_bound(best_.begin(), best_.end(), r, better), std::move(r));
-    if (best_.size() > k_) best_.pop_back();
-  }
-  std::vector<Ranked>& plans() { return best_; }
-
- private:
-  size_t k_;
-  double prune_above_s_;
-  std::vector<Ranked> best_;
-};
-
 // Searches every stage order of one (mesh shape, group set) entry against the incumbent: a
 // position-aware bound per entry, per order prefix and per order; the layer-split DP pushed
 // stage by stage along a depth-first walk over orders, so a prefix is split once for all the
@@ -332,7 +305,7 @@ class TopK {
 // after it is placed (or at the end of the pipeline).
 class EntrySearch {
  public:
-  EntrySearch(const SearchContext& c, SplitCounters& counters, IncrementalSplit& dp, TopK& top,
+  EntrySearch(const SearchContext& c, SplitCounters& counters, IncrementalSplit& dp, TopPlans& top,
               std::function<void()> tick)
       : c_(c), s_(c.s), st_(c.st), counters_(counters), dp_(dp), top_(top), tick_(std::move(tick)) {}
 
@@ -596,7 +569,7 @@ class EntrySearch {
     if (split) {
       const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
       PlanSpec plan = plan_of(mesh_, s_.cluster, stage_groups, split->layers);
-      top_.offer(Ranked{split->objective_s, plan_key(plan), evaluate_split_problem(s_, p, plan)});
+      top_.offer(split->objective_s, plan_key(plan), evaluate_split_problem(s_, p, plan));
     }
     return true;
   }
@@ -606,7 +579,7 @@ class EntrySearch {
   SearchStats& st_;
   SplitCounters& counters_;
   IncrementalSplit& dp_;
-  TopK& top_;
+  TopPlans& top_;
   std::function<void()> tick_;
   RuleTally pruned_;
   long long leaves_ = 0;
@@ -666,13 +639,13 @@ long long entries_below(const SortedEntries& entries, size_t done, double thresh
 
 // The plans found become the result; baselines and diagnosis beside them.
 void finish_result(const Scenario& s, const EntryBuilder& builder, const CandidateSpace& space, StageModelCache& cache,
-                   const SplitCounters& counters, TopK& top, SearchResult& r) {
+                   const SplitCounters& counters, TopPlans& top, SearchResult& r) {
   SearchStats& st = r.stats;
   st.stage_costs = counters.stage_costs;
   st.pruned["stage_memory"] += counters.memory;
-  st.pruned["lower_bound"] += counters.lower_bound;
+  st.pruned["split_lower_bound"] += counters.lower_bound;
   st.pruned["dominated_split"] += counters.dominated;
-  for (auto& b : top.plans()) r.plans.push_back(std::move(b.ev));
+  r.plans = top.take();
   if (r.plans.empty()) {
     double shortfall = counters.min_shortfall_bytes;
     const double bound_shortfall = builder.min_shortfall;
@@ -802,7 +775,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   const SortedEntries& entries = builder.entries;
   if (control.progress) control.progress(kBuildShare, 0);
 
-  TopK top(static_cast<size_t>(std::max(1, s.search.top_k)), prune_above_s);
+  TopPlans top(static_cast<size_t>(std::max(1, s.search.top_k)), prune_above_s);
   SplitCounters counters;
   counters.max_work = budget.max_stage_costs;  // a push stops there too (one may take seconds)
   IncrementalSplit dp;
@@ -838,7 +811,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
     }
     if (done % 64 == 0) report();
     if (e.bound_s >= top.threshold()) {  // entries are sorted by bound: none after this can win
-      st.pruned["lower_bound"] += static_cast<long long>(entries.size() - done);
+      st.pruned["entry_lower_bound"] += static_cast<long long>(entries.size() - done);
       break;
     }
     if (!entry_search.run(space.shapes()[e.shape], builder.sets[e.set], done < guessed) || st.cancelled) break;

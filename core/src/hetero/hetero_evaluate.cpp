@@ -4,6 +4,7 @@
 
 #include "hapmoe/hardware.hpp"
 #include "hapmoe/hetero_plan.hpp"
+#include "evaluate/plan_metrics.hpp"
 #include "hetero/hetero_rules.hpp"
 
 namespace hapmoe {
@@ -71,9 +72,7 @@ PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& pla
   const std::vector<StageLinks> links = hetero_stage_links(s.cluster, plan);
   std::vector<double> c, tail;
   int first = 0;
-  PlanMetrics& x = ev.metrics;
-  double peak = 0;
-  std::vector<const GpuSpec*> gpus;  // one per stage (error_band)
+  std::vector<StageSite> sites;
   for (int i = 0; i < plan.pp; ++i) {
     const Mesh mesh = hetero_stage_mesh(plan, i);
     const StagePlan& st = plan.stages[i];
@@ -82,32 +81,11 @@ PlanEvaluation evaluate_hetero_with_cache(const Scenario& s, const PlanSpec& pla
     const StageCost& sc = ev.stages.back();
     c.push_back(sc.per_microbatch_s());
     tail.push_back(sc.tail_s());
-    const GpuSpec& gpu = s.cluster.groups[st.group].gpu;
-    x.gpus_used += mesh.stage_gpus();
-    peak += peak_tflops(gpu, s.training.precision) * 1e12 * static_cast<double>(mesh.stage_gpus());
-    x.peak_memory_gib.push_back(sc.peak_bytes() / kGiB);
-    x.memory_capacity_gib.push_back(sc.capacity_bytes / kGiB);
-    x.fits_memory = x.fits_memory && sc.fits();
-    gpus.push_back(&gpu);
+    sites.push_back(StageSite{st.group, mesh.stage_gpus()});
   }
   const long long m = num_microbatches(s.training, hetero_stage_mesh(plan, 0));
   ev.time = pipeline_time(c, tail, m, 1);
-  x.iteration_time_s = ev.time.iteration_s;
-  x.num_microbatches = m;
-  x.gpus_idle = s.cluster.total_gpus() - x.gpus_used;
-  const double tokens = static_cast<double>(s.training.global_batch_size) * s.training.seq_length;
-  x.tokens_per_s = tokens / x.iteration_time_s;
-  x.tokens_per_s_per_gpu = x.tokens_per_s / static_cast<double>(x.gpus_used);
-  const double flops = megatron_model_flops(s.model, stage_tp(plan, 0),
-                                            static_cast<double>(s.training.global_batch_size),
-                                            s.training.seq_length);
-  x.tflops_per_gpu = flops / x.iteration_time_s / static_cast<double>(x.gpus_used) / 1e12;
-  const ErrorBand band = error_band(gpus);
-  x.iteration_time_error_fraction = band.fraction;
-  x.error_basis = band.basis;
-  x.error_calibrated = band.calibrated;
-  x.mfu = flops / x.iteration_time_s / peak;
-  x.bubble_fraction = ev.time.bubble_fraction;
+  fill_plan_metrics(s, sites, stage_tp(plan, 0), m, &ev);
   return ev;
 }
 

@@ -118,6 +118,12 @@ function showSticky(text) {
   showBanner(banner, text);
 }
 
+/** The search mode a scenario runs in (the page's default is "auto", boot.js). */
+function effectiveMode(s) { return s.search?.mode ?? 'megatron'; }
+
+/** The scenario in upstream mode: the first, fast half of an "auto" search. */
+function upstreamOnly(s) { return { ...s, search: { ...(s.search || {}), mode: 'megatron' } }; }
+
 /** Runs the scenario (default: the form's); view restores a link's plan and sort. */
 async function run({ scenario = null, view = null, scrollToResults = false, live = false } = {}) {
   const id = ++runId;
@@ -139,7 +145,10 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
     if (!check.ok) { showInvalid(check.error, live); status.idle('Input needs attention.'); return; }
     status.running('Searching…');
     mark('search-sent');
-    const result = await client.plan(s, (f, n) => { if (id === runId) status.progress(f, n); });
+    // "auto": the upstream plans first (a fraction of the time), then both runtimes ranked together.
+    const both = effectiveMode(s) === 'auto';
+    const progress = (f, n) => { if (id === runId) status.progress(f, n); };
+    let result = await client.plan(both ? upstreamOnly(s) : s, progress);
     if (id !== runId) return;
     if (!result.ok && result.error?.code === 'internal') { showInternal(result.error); return; }
     if (!result.ok) { showInvalid(result.error, live); status.idle('Input needs attention.'); return; }
@@ -151,6 +160,19 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
     mark('plan-shown');
     await shown;
     if (id !== runId) return;
+    if (both) {
+      status.running('Upstream Megatron-LM plans shown; searching FlagScale plans to rank with them…');
+      document.body.dataset.phase = 'flagscale';
+      const full = await client.plan(s, progress);
+      if (id !== runId) return;
+      delete document.body.dataset.phase;
+      if (full.ok) {
+        result = full;
+        await results.render(result, view);
+        if (id !== runId) return;
+      } else if (full.error?.code === 'internal') { showInternal(full.error); return; }
+      else showBanner(banner, `FlagScale plans were not searched: ${full.error?.message || 'error'}; the upstream plans stand.`);
+    }
     status.idle(result.plans.length ? `Done: ${result.plans.length} plan(s).` : 'Done: no feasible plan.');
     if (scrollToResults && matchMedia('(max-width: 1000px)').matches) $('#results').scrollIntoView({ block: 'start' });
   } catch (err) {

@@ -36,11 +36,21 @@ export function memoryHeadroom(metrics, margin = DEFAULT_MARGIN) {
 /** Mesh key: plans with the same key differ only in layer split, micro-batch, recompute or VPP. */
 export const meshKey = (p) => ['tp', 'cp', 'pp', 'dp', 'ep', 'etp'].map((k) => p.plan[k]).join('-');
 
-/** Short plan label, e.g. "TP2 CP1 PP4 DP2 EP8 ETP1 VPP2, mbs 1". */
+/** The runtime that runs a plan (plan.runtime, set in "auto" mode): [short, full name]. */
+export const RUNTIMES = { megatron: ['MLM', 'Megatron-LM'], flagscale: ['FS', 'FlagScale'] };
+
+/** The rank cell's runtime tag ('' when the result does not say). */
+export function runtimeTag(plan) {
+  const r = RUNTIMES[plan?.runtime];
+  return r ? ` <abbr class="runtime-tag rt-${plan.runtime}" title="runs on ${r[1]}">${r[0]}</abbr>` : '';
+}
+
+/** Short plan label, e.g. "TP2 CP1 PP4 DP2 EP8 ETP1 VPP2, mbs 1" (+ ", on FlagScale"). */
 export function planLabel(plan) {
   return `TP${plan.tp} CP${plan.cp ?? 1} PP${plan.pp} DP${plan.dp} EP${plan.ep} ETP${plan.etp ?? 1}` +
     `${plan.vpp > 1 ? ` VPP${plan.vpp}` : ''}, mbs ${plan.micro_batch_size}` +
-    `${plan.ep_comm_overlap ? ', EP overlap' : ''}${plan.optimizer_offload_fraction > 0 ? `, optimizer ${plan.optimizer_offload_fraction * 100}% on host` : ''}`;
+    `${plan.ep_comm_overlap ? ', EP overlap' : ''}${plan.optimizer_offload_fraction > 0 ? `, optimizer ${plan.optimizer_offload_fraction * 100}% on host` : ''}` +
+    `${RUNTIMES[plan.runtime] ? `, on ${RUNTIMES[plan.runtime][1]}` : ''}`;
 }
 
 /** Column defs: key, header, unit, value(plan, result), text(value). */
@@ -106,7 +116,8 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
     const cells = COLUMNS.map((c) => {
       const text = c.text(c.value(p, result));
       const tight = c.key === 'head' && head.tight;
-      return `<td class="c-${c.key}${tight ? ' tight' : ''}">${esc(text)}${tight ? ` <span class="flag-tight" title="less than ${esc(marginText(margin))} of a GPU's memory free: ranked after the plans within the memory margin">⚠ &lt;${esc(marginText(margin))} free</span>` : ''}</td>`;
+      const tag = c.key === 'rank' ? runtimeTag(p.plan) : '';
+      return `<td class="c-${c.key}${tight ? ' tight' : ''}">${esc(text)}${tag}${tight ? ` <span class="flag-tight" title="less than ${esc(marginText(margin))} of a GPU's memory free: ranked after the plans within the memory margin">⚠ &lt;${esc(marginText(margin))} free</span>` : ''}</td>`;
     }).join('');
     const tick = `<td class="c-cmp"><input type="checkbox" data-compare="${p.index}"${ticked.includes(p.index) ? ' checked' : ''} aria-label="Compare plan ${p.rank}"></td>`;
     return `<tr tabindex="0" data-index="${p.index}" class="${p.index === selected ? 'selected' : ''}" aria-selected="${p.index === selected}"` +

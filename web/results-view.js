@@ -1,6 +1,6 @@
 // Results area: summary, ranked plans, comparison, baselines, and the selected plan's details
 // (stage table, memory chart, timeline chart, Megatron command lines), or the core's diagnosis.
-import { createPlansTable, baselinesMarkup, memoryHeadroom, planLabel, marginOf, marginText } from './plans-table.js';
+import { createPlansTable, baselinesMarkup, memoryHeadroom, planLabel, marginOf, marginText, RUNTIMES } from './plans-table.js';
 import { createCompareView } from './compare-view.js';
 import { stageTableMarkup } from './stage-table.js';
 import { memoryChartSvg } from './memory-chart.js';
@@ -48,6 +48,7 @@ function summaryMarkup(result) {
     `<div class="kpi"><span class="kpi-value">${int(m.gpus_used)}${m.gpus_idle ? ` <small>+${int(m.gpus_idle)} idle</small>` : ''}</span><span class="kpi-label">GPUs used</span></div>` +
     `<div class="kpi${head.tight ? ' tight' : ''}"><span class="kpi-value">${fixed(head.freeGib, 2)} GiB</span><span class="kpi-label">memory headroom` +
     `${head.tight ? ` <span class="flag-tight">⚠ less than ${marginText(margin)} free</span>` : ''}</span></div>` +
+    (RUNTIMES[best.plan.runtime] ? `<div class="kpi"><span class="kpi-value">${RUNTIMES[best.plan.runtime][1]}</span><span class="kpi-label">runtime of the best plan</span></div>` : '') +
     sizeKpi(result.model) +
     (Number.isFinite(gain) ? `<div class="kpi accent"><span class="kpi-value">${fixed(gain, 2)}×</span><span class="kpi-label">vs Megatron default</span></div>` : '') +
     `</div>${(result.notes || []).map((n) => `<p class="note" role="note">${esc(pageWords(n))}</p>`).join('')}` +

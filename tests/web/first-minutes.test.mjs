@@ -109,7 +109,7 @@ describe('first ten minutes', { timeout: 300_000 }, () => {
     const page = await openAndPlan(h, `${h.url}/`);
     const radios = await page.$$eval('.mode-choice input[type=radio]', (rs) => rs.filter((r) => r.offsetParent !== null).map((r) => r.value));
     assert.ok(radios.includes('megatron') && radios.includes('hetero'), radios.join(','));
-    assert.equal(await page.isChecked('.mode-choice input[value="megatron"]'), true);
+    assert.equal(await page.isChecked('.mode-choice input[value="auto"]'), true);
     const n = await runs(page);
     await page.check('.mode-choice input[value="hetero"]');
     await waitRuns(page, n);

@@ -398,23 +398,32 @@ TEST_CASE("emitted FlagScale configs pass FlagScale's hetero validation; broken 
   using hapmoe::testing::flagscale_hetero_errors;
   json model = small_moe_model();
   model["untie_embeddings_and_output_weights"] = false;  // tied: first/last tp rule applies
-  int checked = 0, with_recompute = 0;
-  for (double gib : {80.0, 6.4, 6.1}) {
-    const Scenario s =
-        hetero_scenario(model, two_type_cluster(gib, gib, 2), {{"top_k", 5}, {"baselines", false}});
-    auto r = hetero_search(s);
-    REQUIRE(r.ok());
-    for (const PlanEvaluation& ev : r.value().plans) {
-      const FlagscaleConfig fs = flagscale_config(s, ev.plan);
-      CAPTURE(fs.yaml);
-      CHECK(flagscale_hetero_errors(fs.yaml, fs.hostfile).empty());
-      with_recompute +=
-          fs.yaml.find("recompute_granularity_per_stage_micro_batch") != std::string::npos;
-      ++checked;
+  int checked = 0, with_recompute = 0, with_modules = 0;
+  // The default recompute choices (tight memory picks a --recompute-modules set for every stage)
+  // and only FlagScale's per-stage switch (tight memory recomputes some stages fully).
+  for (const json& recompute : {json(), json::array({"none", "full"})}) {
+    for (double gib : {80.0, 6.4, 6.1}) {
+      json search = {{"top_k", 5}, {"baselines", false}};
+      if (!recompute.is_null()) search["recompute"] = recompute;
+      const Scenario s = hetero_scenario(model, two_type_cluster(gib, gib, 2), search);
+      auto r = hetero_search(s);
+      REQUIRE(r.ok());
+      for (const PlanEvaluation& ev : r.value().plans) {
+        const FlagscaleConfig fs = flagscale_config(s, ev.plan);
+        CAPTURE(fs.yaml);
+        CHECK(flagscale_hetero_errors(fs.yaml, fs.hostfile).empty());
+        with_recompute +=
+            fs.yaml.find("recompute_granularity_per_stage_micro_batch") != std::string::npos;
+        const bool modules = fs.yaml.find("recompute_modules:") != std::string::npos;
+        with_modules += modules;
+        if (modules) CHECK(fs.yaml.find("recompute_granularity: selective") != std::string::npos);
+        ++checked;
+      }
     }
   }
-  CHECK(checked >= 5);
+  CHECK(checked >= 10);
   CHECK(with_recompute >= 1);
+  CHECK(with_modules >= 1);
 
   const Scenario s = hetero_scenario(small_moe_model(), two_type_cluster());
   PlanSpec p = two_mesh_plan();

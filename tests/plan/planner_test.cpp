@@ -9,6 +9,7 @@
 #include "hapmoe/hetero_plan.hpp"
 #include "hapmoe/planner.hpp"
 #include "hapmoe/result_io.hpp"
+#include "hetero/hetero_space.hpp"
 #include "test_scenarios.hpp"
 
 namespace {
@@ -120,4 +121,43 @@ TEST_CASE("plan_runtime: the given runtime, else FlagScale for per-stage meshes 
   // The same plan evaluates under either runtime (FlagScale runs one mesh too).
   p.runtime = hapmoe::Runtime::kMegatron;
   CHECK(hapmoe::evaluate_plan(s, p).ok());
+}
+
+TEST_CASE("hetero's space holds every FlagScale plan: on one vendor it is never worse than upstream restricted to FlagScale's features") {
+  // FlagScale's pinned Megatron-LM runs --recompute-modules, but not VPP, CP or EP overlap in its
+  // hetero mode: upstream restricted to those is a subset of hetero's space.
+  for (const char* model : {"mixtral-8x7b", "qwen3-30b-a3b"}) {
+    for (const char* cluster : {"h100-a100-32", "h800-h20-64", "b200-h100-32", "h100-16"}) {
+      CAPTURE(std::string(model) + " on " + cluster);
+      json doc = scenario(model, cluster, 256, "megatron");
+      doc["search"]["vpp"] = json::array({1});
+      doc["search"]["cp"] = json::array({1});
+      doc["search"]["ep_comm_overlap"] = json::array({false});
+      doc["search"]["memory_margin_fraction"] = 0;  // by time alone
+      doc["search"]["baselines"] = false;
+      const auto up = hapmoe::search_plans(scenario_from(doc));
+      doc["search"]["mode"] = "hetero";
+      const auto het = hapmoe::search_plans(scenario_from(doc));
+      REQUIRE(up.ok());
+      REQUIRE(het.ok());
+      if (up->plans.empty()) continue;
+      REQUIRE(!het->plans.empty());
+      CHECK(!het->stats.budget_reached);
+      CHECK(het->plans.front().metrics.iteration_time_s <= up->plans.front().metrics.iteration_time_s * (1 + 1e-9));
+    }
+  }
+}
+
+TEST_CASE("hetero's recompute choices are upstream's: none/full per stage, each module set for all stages") {
+  const auto s = scenario_from(scenario("mixtral-8x7b", "h100-a100-32", 256, "hetero"));
+  const auto sets = hapmoe::hetero_recompute_sets(s);
+  REQUIRE(sets.size() >= 2);
+  CHECK(sets.front() == std::vector<hapmoe::Recompute>{hapmoe::Recompute::kNone, hapmoe::Recompute::kFull});
+  bool moe_act_layernorm = false;
+  for (size_t i = 1; i < sets.size(); ++i) {
+    REQUIRE(sets[i].size() == 1);
+    CHECK(sets[i][0].kind == hapmoe::Recompute::Kind::kSelective);
+    moe_act_layernorm |= sets[i][0] == hapmoe::Recompute::of_modules(hapmoe::kRecomputeMoeAct | hapmoe::kRecomputeLayernorm);
+  }
+  CHECK(moe_act_layernorm);
 }

@@ -148,15 +148,24 @@ void write_hetero_block(const Scenario& s, const PlanSpec& p, std::ostringstream
     y << "    use_partial_reduce_for_shared_embedding: true\n";
 }
 
+// Every stage recomputes the same selective modules: Megatron's --recompute-granularity
+// selective and --recompute-modules, which FlagScale passes through under `system`.
+bool one_selective_recompute(const PlanSpec& p) {
+  if (p.stages.empty() || p.stages.front().recompute.kind != Recompute::Kind::kSelective) return false;
+  for (const StagePlan& st : p.stages) {
+    if (st.recompute != p.stages.front().recompute) return false;
+  }
+  return true;
+}
+
 void write_recompute_block(const PlanSpec& p, long long m, std::ostringstream& y) {
-  bool any_full = false, all_selective = true;
+  bool any_full = false;
   std::vector<int> full;
   for (const StagePlan& st : p.stages) {
     full.push_back(st.recompute == Recompute::kFull ? 1 : 0);
     any_full = any_full || st.recompute == Recompute::kFull;
-    all_selective = all_selective && st.recompute == Recompute::kSelective;
   }
-  if (all_selective || !any_full) return;  // selective: Megatron's own flags, kept in system
+  if (one_selective_recompute(p) || !any_full) return;  // selective: Megatron's own flags, kept in system
   auto runs = [&](const std::vector<int>& values) {
     std::string out;
     for (const auto& r : per_stage_recompute_runs(values, m))
@@ -232,9 +241,7 @@ FlagscaleConfig flagscale_config(const Scenario& s, const PlanSpec& plan) {
   bool any_tp = false;
   for (int i = 0; i < p.pp; ++i) any_tp = any_tp || stage_tp(p, i) > 1;
   const MegatronCommand cmd = megatron_command(s, p);
-  bool all_selective = true;
-  for (const StagePlan& st : p.stages)
-    all_selective = all_selective && st.recompute == Recompute::kSelective;
+  const bool all_selective = one_selective_recompute(p);
 
   std::ostringstream y, model, data;
   y << "# FlagScale heterogeneous training (hapmoe plan): save as conf/train/hapmoe.yaml\n"

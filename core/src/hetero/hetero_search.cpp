@@ -110,7 +110,8 @@ class HeteroSearch {
         for (size_t e = done; e < entries_.size(); ++e) st_.entries_unsearched += entries_[e].bound_s < top_.threshold();
         break;
       }
-      for (size_t k = 0; k < sets.size(); ++k) split_entry(done, k, sets[k], false);
+      // One DP per recompute set: the order limit holds inside an entry too.
+      for (size_t k = 0; k < sets.size() && st_.evaluated < budget_.max_orders; ++k) split_entry(done, k, sets[k], false);
     }
     if (control_.progress) control_.progress(1.0, st_.evaluated);
     st_.work = {budget_.max_combinations - combinations_left_, shapes_count_, 0, entry_work_, st_.evaluated,

@@ -4,6 +4,7 @@
 
 #include "hapmoe/hetero_plan.hpp"
 #include "evaluate/rules.hpp"
+#include "spec/recompute.hpp"
 
 namespace hapmoe {
 
@@ -101,18 +102,20 @@ bool hetero_group_orders(const Scenario& s, size_t max_orders, std::vector<std::
 }
 
 std::vector<std::vector<Recompute>> hetero_recompute_sets(const Scenario& s) {
-  const std::vector<Recompute> all =
-      s.search.recompute.empty()
-          ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
-          : s.search.recompute;
-  std::vector<Recompute> per_stage;
+  // The same choices as the upstream search (default_recompute_choices: none, the model's
+  // --recompute-modules sets, full): FlagScale's pinned Megatron-LM (8479eb35, 2025-09-19) has
+  // --recompute-modules with all seven modules.
+  const std::vector<Recompute> all = s.search.recompute.empty() ? default_recompute_choices(s.model) : s.search.recompute;
+  std::vector<Recompute> per_stage;  // FlagScale's per-stage switch: each stage none or full
   for (Recompute r : {Recompute::kNone, Recompute::kFull}) {
     if (std::find(all.begin(), all.end(), r) != all.end()) per_stage.push_back(r);
   }
   std::vector<std::vector<Recompute>> sets;
   if (!per_stage.empty()) sets.push_back(per_stage);
-  if (std::find(all.begin(), all.end(), Recompute::kSelective) != all.end())
-    sets.push_back({Recompute::kSelective});
+  // Selective recompute is one Megatron flag set for every stage.
+  for (const Recompute& r : all) {
+    if (r.kind == Recompute::Kind::kSelective) sets.push_back({r});
+  }
   return sets;
 }
 

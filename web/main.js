@@ -12,6 +12,7 @@ import { downloadChart } from './chart-download.js';
 import { registerServiceWorker } from './sw-register.js';
 import { createProfileForm } from './profile-form.js';
 import { createReproduceView } from './reproduce-view.js';
+import { wireSkipLinks, jumpText } from './skip-links.js';
 
 /** Quiet time after an edit before the page re-plans by itself, in milliseconds. */
 const LIVE_DELAY_MS = 600;
@@ -149,6 +150,7 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
     results.setStale(false);
     const shown = results.render(result, view);
     mark('plan-shown');
+    Object.assign($('#jump-plans'), { textContent: jumpText(result), hidden: false });
     await shown;
     if (id !== runId) return;
     status.idle(result.plans.length ? `Done: ${result.plans.length} plan(s).` : 'Done: no feasible plan.');
@@ -301,6 +303,7 @@ async function start() {
   await restoreFromHash();
 }
 
+wireSkipLinks();  // at once: a skip link followed before the form is built must not reach the hash
 registerServiceWorker();
 start();  // the form from core-data.json (or the worker's answers), then the link or the default scenario
 // Without a link the page plans the default scenario: boot.js asked the worker to (adopted as the

@@ -304,7 +304,14 @@ async function start() {
 }
 
 wireSkipLinks();  // at once: a skip link followed before the form is built must not reach the hash
-registerServiceWorker();
+registerServiceWorker({
+  onOfflineReady: () => { $('#app-notice').textContent = 'Ready to work offline.'; },
+  onUpdate: (reload) => {
+    const button = Object.assign(document.createElement('button'), { type: 'button', className: 'secondary', textContent: 'Reload' });
+    button.addEventListener('click', reload);
+    $('#app-notice').replaceChildren('Update available — ', button);
+  },
+});
 start();  // the form from core-data.json (or the worker's answers), then the link or the default scenario
 // Without a link the page plans the default scenario: boot.js asked the worker to (adopted as the
 // client's prefetch); run() takes that answer when the form's scenario is the same.

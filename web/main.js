@@ -13,6 +13,7 @@ import { registerServiceWorker } from './sw-register.js';
 import { createProfileForm } from './profile-form.js';
 import { createReproduceView } from './reproduce-view.js';
 import { wireSkipLinks, jumpText } from './skip-links.js';
+import { causeFields, highlightCause, smallestFit } from './no-fit.js';
 
 /** Quiet time after an edit before the page re-plans by itself, in milliseconds. */
 const LIVE_DELAY_MS = 600;
@@ -125,6 +126,7 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
   clearTimeout(liveTimer);
   if (document.body.dataset.state === 'running') client.cancel();
   clearFieldErrors(formEl);
+  highlightCause(formEl, []);
   showBanner(banner, stickyError);
   const s = scenario || formScenario();
   status.running('Checking inputs…');
@@ -153,6 +155,8 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
     Object.assign($('#jump-plans'), { textContent: jumpText(result), hidden: false });
     await shown;
     if (id !== runId) return;
+    if (!result.plans.length) await explainNoFit(s, result, id);
+    if (id !== runId) return;
     status.idle(result.plans.length ? `Done: ${result.plans.length} plan(s).` : 'Done: no feasible plan.');
     if (scrollToResults && matchMedia('(max-width: 1000px)').matches) $('#results').scrollIntoView({ block: 'start' });
   } catch (err) {
@@ -161,6 +165,21 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
     else if (err instanceof PlannerFailure) { showBanner(banner, err.message); status.idle('Stopped.'); }
     else { showBanner(banner, `Planner error: ${err.message}`); status.idle('Failed.'); }
   }
+}
+
+/**
+ * A no-fit result: highlights the form fields behind it; over memory, asks the core for the
+ * smallest larger cluster (same groups, more nodes) with a plan, which "Use this cluster" loads.
+ */
+async function explainNoFit(s, result, id) {
+  const labels = highlightCause(formEl, causeFields(result));
+  results.showNoFit({ labels });
+  if (!(result.diagnosis?.shortfall_gib > 0)) return;
+  status.running('No plan fits: trying larger clusters…');
+  results.showNoFit({ labels, fit: 'searching' });
+  const fit = await smallestFit(s, presets.clusters, (scenario) => client.plan(scenario));
+  if (id !== runId) return;
+  results.showNoFit({ labels, fit, onUse: (f) => { const next = { ...s, cluster: f.cluster }; if (loadScenario(next, 'The larger cluster')) run({ scenario: next }); } });
 }
 
 function cancel() {

@@ -177,9 +177,19 @@ async function explainNoFit(s, result, id) {
   if (!(result.diagnosis?.shortfall_gib > 0)) return;
   status.running('No plan fits: trying larger clusters…');
   results.showNoFit({ labels, fit: 'searching' });
-  const fit = await smallestFit(s, presets.clusters, (scenario) => client.plan(scenario));
+  let fit = null;
+  try {
+    fit = await smallestFit(s, presets.clusters, (scenario) => client.plan(scenario));
+  } catch (err) {
+    if (err instanceof CancelledError) throw err;  // an edit or Cancel: run() handles it
+    // A larger cluster that crashed or outran the budget says nothing about the shown result.
+  }
   if (id !== runId) return;
-  results.showNoFit({ labels, fit, onUse: (f) => { const next = { ...s, cluster: f.cluster }; if (loadScenario(next, 'The larger cluster')) run({ scenario: next }); } });
+  const useCluster = (f) => {
+    const next = { ...s, cluster: f.cluster };
+    if (loadScenario(next, 'The larger cluster')) run({ scenario: next });
+  };
+  results.showNoFit({ labels, fit, onUse: useCluster });
 }
 
 function cancel() {

@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.svg': 'image/svg+xml',
-  '.png': 'image/png', '.ico': 'image/x-icon', '.map': 'application/json', '.txt': 'text/plain; charset=utf-8',
+  '.webmanifest': 'application/manifest+json', '.png': 'image/png', '.ico': 'image/x-icon', '.map': 'application/json', '.txt': 'text/plain; charset=utf-8',
 };
 
 // The page's policy as a header (web/index.html carries the same as a meta tag). Only a header
@@ -21,7 +21,7 @@ export const CSP = ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'"
   "connect-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob:", "object-src 'none'",
   "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join('; ');
 
-const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.json', '.wasm', '.svg', '.map', '.txt']);
+const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.json', '.webmanifest', '.wasm', '.svg', '.map', '.txt']);
 
 /** Headers of a 200 response for file; gzip when the client accepts it and the type compresses. */
 export function responseHeaders(file, acceptEncoding = '') {

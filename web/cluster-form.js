@@ -79,7 +79,8 @@ export function createClusterForm(presets, gpus, schema) {
   function onGpuChange(row) {
     const g = gpus[row.gpu.value] || (!row.gpu.value ? row.custom : undefined);
     row.gpu.title = gpuTitle(row.gpu.value, g);
-    row.spec.textContent = g ? `${g.bf16_tflops ?? '?'} TFLOPS bf16 · ${g.intra_node_gbps ?? '?'} GB/s in node` : '';
+    // The id in full (the select may cut a long name): "a100-sxm-40gb" and "-80gb" stay apart.
+    row.spec.textContent = g ? `${row.gpu.value || 'custom'} · ${g.bf16_tflops ?? '?'} TFLOPS bf16 · ${g.intra_node_gbps ?? '?'} GB/s in node` : '';
     writeInput(row.inputs.memory_gib, g?.memory_gib);
     writeInput(row.inputs.reserved_memory_gib, g?.reserved_memory_gib ?? defaultReserved);
     row.inputs.inter_node_gbps.placeholder = g?.inter_node_gbps != null ? String(g.inter_node_gbps) : '';

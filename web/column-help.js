@@ -1,5 +1,5 @@
-// Short explanations of the results columns, shown by a "?" button after each header
-// (a real button: reachable by keyboard and touch, not only on hover).
+// Short explanations of the results columns, shown together by one toggle above the plans table
+// (a real button: reachable by keyboard and touch, not only on hover; one tab stop, not one per column).
 import { esc } from './format.js';
 
 export const COLUMN_HELP = {
@@ -22,32 +22,30 @@ export const COLUMN_HELP = {
   vsMd: ['vs Megatron', 'Speedup of this plan over the Megatron default baseline (uniform layer split, GPU types ignored).'],
   vsUni: ['vs uniform', 'Speedup over the best plan whose layers are spread as evenly as possible over the stages, remainder by the core\'s fixed rule (GPU speed not considered).'],
   mesh: ['Parallel mesh', 'TP splits each layer\'s matrices (inside a node); CP splits each sample\'s sequence; PP is the number of pipeline stages; DP the copies that share the batch; EP the GPUs sharing an MoE layer\'s experts (all-to-all); ETP tensor parallelism inside each expert; VPP layer chunks per stage (interleaved schedule, smaller bubble); mbs samples per micro-batch.'],
+  meshes: ['Mesh per GPU group', 'Hetero (FlagScale) plans: each GPU group\'s own process mesh, in pipeline order; ×N is how many pipeline stages the group holds (PP counts all of them).'],
   cmp: ['Compare', 'Tick two plans to see them side by side with the terms that make one faster.'],
 };
 
-/** Markup of a help button for column key (empty when there is no help for it). */
-export function helpButton(key) {
-  const h = COLUMN_HELP[key];
-  return h ? `<button type="button" class="help-btn" data-help="${esc(key)}" aria-expanded="false" aria-label="What is ${esc(h[0])}?">?</button>` : '';
+/** Markup of the explanations of the given column keys (those with help), in that order. */
+export function glossaryMarkup(keys) {
+  return `<dl class="glossary">${keys.filter((k) => COLUMN_HELP[k]).map((k) => `<dt>${esc(COLUMN_HELP[k][0])}</dt><dd>${esc(COLUMN_HELP[k][1])}</dd>`).join('')}</dl>`;
 }
 
-/** Wires the help buttons inside container to show their text in box (toggle, one at a time). */
-export function wireHelp(container, box) {
+/**
+ * Wires one toggle button (one tab stop for the whole table header, keyboard and touch) to show
+ * and hide, in box, the explanations of the columns keys() names.
+ */
+export function wireHelpToggle(button, box, keys) {
   box.classList.add('help-pop');
   box.hidden = true;
-  box.setAttribute('role', 'note');
-  box.setAttribute('aria-live', 'polite');
-  let open = null;
-  container.addEventListener('click', (e) => {
-    const btn = e.target.closest('button[data-help]');
-    if (!btn) return;
-    e.stopPropagation();
-    const key = btn.dataset.help;
-    const show = open !== key;
-    container.querySelectorAll('button[data-help]').forEach((b) => b.setAttribute('aria-expanded', String(show && b.dataset.help === key)));
-    open = show ? key : null;
-    box.hidden = !show;
-    if (show) box.innerHTML = `<h4>${esc(COLUMN_HELP[key][0])}</h4><p>${esc(COLUMN_HELP[key][1])}</p>`;
-  });
-  return { refresh() { container.querySelectorAll('button[data-help]').forEach((b) => b.setAttribute('aria-expanded', String(b.dataset.help === open))); } };
+  box.id ||= `column-help-${Math.random().toString(36).slice(2)}`;
+  button.setAttribute('aria-expanded', 'false');
+  button.setAttribute('aria-controls', box.id);
+  const show = (open) => {
+    box.hidden = !open;
+    button.setAttribute('aria-expanded', String(open));
+    if (open) box.innerHTML = glossaryMarkup(keys());
+  };
+  button.addEventListener('click', () => show(box.hidden));
+  return { refresh() { if (!box.hidden) show(true); } };
 }

@@ -12,6 +12,8 @@ import { downloadChart } from './chart-download.js';
 import { registerServiceWorker } from './sw-register.js';
 import { createProfileForm } from './profile-form.js';
 import { createReproduceView } from './reproduce-view.js';
+import { wireSkipLinks, jumpText } from './skip-links.js';
+import { causeFields, highlightCause, smallestFit } from './no-fit.js';
 
 /** Quiet time after an edit before the page re-plans by itself, in milliseconds. */
 const LIVE_DELAY_MS = 600;
@@ -130,6 +132,7 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
   clearTimeout(liveTimer);
   if (document.body.dataset.state === 'running') client.cancel();
   clearFieldErrors(formEl);
+  highlightCause(formEl, []);
   showBanner(banner, stickyError);
   const s = scenario || formScenario();
   status.running('Checking inputs…');
@@ -158,6 +161,7 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
     results.setStale(false);
     const shown = results.render(result, view);
     mark('plan-shown');
+    Object.assign($('#jump-plans'), { textContent: jumpText(result), hidden: false });
     await shown;
     if (id !== runId) return;
     if (both) {
@@ -170,9 +174,12 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
         result = full;
         await results.render(result, view);
         if (id !== runId) return;
+        $('#jump-plans').textContent = jumpText(result);
       } else if (full.error?.code === 'internal') { showInternal(full.error); return; }
       else showBanner(banner, `FlagScale plans were not searched: ${full.error?.message || 'error'}; the upstream plans stand.`);
     }
+    if (!result.plans.length) await explainNoFit(s, result, id);
+    if (id !== runId) return;
     status.idle(result.plans.length ? `Done: ${result.plans.length} plan(s).` : 'Done: no feasible plan.');
     if (scrollToResults && matchMedia('(max-width: 1000px)').matches) $('#results').scrollIntoView({ block: 'start' });
   } catch (err) {
@@ -181,6 +188,31 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
     else if (err instanceof PlannerFailure) { showBanner(banner, err.message); status.idle('Stopped.'); }
     else { showBanner(banner, `Planner error: ${err.message}`); status.idle('Failed.'); }
   }
+}
+
+/**
+ * A no-fit result: highlights the form fields behind it; over memory, asks the core for the
+ * smallest larger cluster (same groups, more nodes) with a plan, which "Use this cluster" loads.
+ */
+async function explainNoFit(s, result, id) {
+  const labels = highlightCause(formEl, causeFields(result));
+  results.showNoFit({ labels });
+  if (!(result.diagnosis?.shortfall_gib > 0)) return;
+  status.running('No plan fits: trying larger clusters…');
+  results.showNoFit({ labels, fit: 'searching' });
+  let fit = null;
+  try {
+    fit = await smallestFit(s, presets.clusters, (scenario) => client.plan(scenario));
+  } catch (err) {
+    if (err instanceof CancelledError) throw err;  // an edit or Cancel: run() handles it
+    // A larger cluster that crashed or outran the budget says nothing about the shown result.
+  }
+  if (id !== runId) return;
+  const useCluster = (f) => {
+    const next = { ...s, cluster: f.cluster };
+    if (loadScenario(next, 'The larger cluster')) run({ scenario: next });
+  };
+  results.showNoFit({ labels, fit, onUse: useCluster });
 }
 
 function cancel() {
@@ -323,7 +355,15 @@ async function start() {
   await restoreFromHash();
 }
 
-registerServiceWorker();
+wireSkipLinks();  // at once: a skip link followed before the form is built must not reach the hash
+registerServiceWorker({
+  onOfflineReady: () => { $('#app-notice').textContent = 'Ready to work offline.'; },
+  onUpdate: (reload) => {
+    const button = Object.assign(document.createElement('button'), { type: 'button', className: 'secondary', textContent: 'Reload' });
+    button.addEventListener('click', reload);
+    $('#app-notice').replaceChildren('Update available — ', button);
+  },
+});
 start();  // the form from core-data.json (or the worker's answers), then the link or the default scenario
 // Without a link the page plans the default scenario: boot.js asked the worker to (adopted as the
 // client's prefetch); run() takes that answer when the form's scenario is the same.

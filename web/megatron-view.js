@@ -12,11 +12,22 @@ function buttons(id, file) {
     (file ? `<button type="button" class="secondary download" data-copy="${id}" data-filename="${esc(file)}">Download <span class="unit">${esc(file.split('-').pop())}</span></button>` : '') + '</span>';
 }
 
-/** Escaped text with each "--flag value" kept on one line when wrapping (text is unchanged). */
+/**
+ * Escaped text with each "--flag value" group in a span that holds the space or newline after it,
+ * each line in a span, so the text is unchanged and nothing lies between spans: wide screens wrap
+ * only between groups; phones put one group per line (CSS).
+ */
 function flagsMarkup(text) {
-  return text.split('\n').map((line) => line.split(' ')
-    .reduce((groups, tok) => { if (tok.startsWith('--') || !groups.length) groups.push([tok]); else groups.at(-1).push(tok); return groups; }, [])
-    .map((g) => `<span class="flag">${esc(g.join(' '))}</span>`).join(' ')).join('\n');
+  const lines = text.split('\n');
+  return lines.map((line, i) => {
+    const comment = line.trimStart().startsWith('#');  // a comment's "--flag" is prose, kept whole
+    const groups = line.split(' ').reduce((gs, tok) => {
+      if ((tok.startsWith('--') && !comment) || !gs.length) gs.push([tok]); else gs.at(-1).push(tok);
+      return gs;
+    }, []);
+    const end = (k) => (k < groups.length - 1 ? ' ' : i < lines.length - 1 ? '\n' : '');
+    return `<span class="line">${groups.map((g, k) => `<span class="flag">${esc(g.join(' '))}${end(k)}</span>`).join('')}</span>`;
+  }).join('');
 }
 
 /** Markup for a hetero plan's FlagScale config ({yaml, experiment_yaml, hostfile}) and its warnings. */

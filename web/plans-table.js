@@ -1,8 +1,9 @@
-// Ranked plans table: sortable columns (each with a help button), click (or Enter) on a row
+// Ranked plans table: sortable columns (the header is one tab stop: the sorted column's button,
+// arrow keys reach the others; one toggle explains every column), click (or Enter) on a row
 // selects a plan, a tick box per row picks plans to compare, and an option lists only plans with
 // distinct meshes. Also renders the baselines summary. Input is the core's result object.
 import { esc, fixed, int, percent, maxOf } from './format.js';
-import { helpButton, wireHelp } from './column-help.js';
+import { wireHelpToggle } from './column-help.js';
 
 const baseTime = (result, name) => result.baselines?.[name]?.metrics?.iteration_time_s;
 const speedup = (t, p) => (Number.isFinite(t) && p.metrics.iteration_time_s > 0 ? t / p.metrics.iteration_time_s : NaN);
@@ -70,9 +71,43 @@ export const COLUMNS = [
   { key: 'vsUni', header: 'vs uniform', unit: '×', value: (p, r) => speedup(baseTime(r, 'uniform'), p), text: (v) => fixed(v, 2) },
 ];
 
-const MESH_KEYS = new Set(['tp', 'cp', 'pp', 'dp', 'ep', 'etp', 'vpp', 'mbs']);
+/**
+ * A hetero plan's meshes, one per block of consecutive stages on one GPU group, in pipeline order:
+ * [{group, gpu, stages, text: "TP2 EP8 DP4"}] (CP and ETP named when not 1); [] for an upstream plan.
+ */
+export function groupMeshes(plan) {
+  const blocks = [];
+  for (const s of plan.stages || []) {
+    if (s.tp === undefined) return [];
+    const text = `TP${s.tp}${(s.cp ?? 1) > 1 ? ` CP${s.cp}` : ''} EP${s.ep}${(s.etp ?? 1) > 1 ? ` ETP${s.etp}` : ''} DP${s.dp}`;
+    const last = blocks.at(-1);
+    if (last && last.group === s.group && last.text === text) last.stages += 1;
+    else blocks.push({ group: s.group, gpu: s.gpu, stages: 1, text });
+  }
+  return blocks;
+}
+
+/** Hetero (FlagScale) results: every GPU group has its own mesh, so one column lists them all. */
+const MESHES_COLUMN = {
+  key: 'meshes', header: 'Mesh per GPU group',
+  value: (p) => groupMeshes(p.plan).map((b) => `${b.gpu} ×${b.stages}: ${b.text}`).join('; '),
+  html: (p) => groupMeshes(p.plan).map((b) => `<span class="group-mesh"><span class="gpu">${esc(b.gpu)}</span> ×${b.stages}: ${esc(b.text)}</span>`).join(''),
+};
+const UNIFORM_MESH = new Set(['tp', 'cp', 'dp', 'ep', 'etp']);
+const HETERO_COLUMNS = [COLUMNS[0], MESHES_COLUMN, ...COLUMNS.slice(1).filter((c) => !UNIFORM_MESH.has(c.key))];
+
+/** Columns shown only when some plan has a value (a result without that baseline has none). */
+const OPTIONAL = new Set(['vsMd', 'vsUni']);
+
+/** The columns for a result: hetero plans show each group's mesh instead of one TP/CP/DP/EP/ETP. */
+function columnsFor(result) {
+  const all = result.plans.some((p) => groupMeshes(p.plan).length) ? HETERO_COLUMNS : COLUMNS;
+  return all.filter((c) => !OPTIONAL.has(c.key) || result.plans.some((p) => Number.isFinite(c.value(p, result))));
+}
+
+const MESH_KEYS = new Set(['tp', 'cp', 'pp', 'dp', 'ep', 'etp', 'vpp', 'mbs', 'meshes']);
 const NUMERIC_DESC = new Set(['tps', 'tflops', 'mfu', 'head', 'vsMd', 'vsUni']);
-export const SORT_KEYS = new Set(COLUMNS.map((c) => c.key));
+export const SORT_KEYS = new Set(HETERO_COLUMNS.concat(COLUMNS).map((c) => c.key));
 
 /**
  * Creates the table in container. handlers: onSelect(index into result.plans),
@@ -84,9 +119,11 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
   let selected = 0;
   let distinctOnly = false;
   let ticked = [];
+  let columns = COLUMNS;
   const tools = document.createElement('div');
   tools.className = 'plans-tools';
   tools.innerHTML = '<label><input type="checkbox" class="distinct-only"> Distinct meshes only</label>' +
+    '<button type="button" class="secondary help-all">What the columns mean</button>' +
     '<span class="hint">Tick two plans in the last column to compare them.</span>';
   const tableBox = document.createElement('div');
   tableBox.className = 'table-wrap';
@@ -94,11 +131,13 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
   tableBox.setAttribute('role', 'region');
   tableBox.setAttribute('aria-label', 'Plans (scrolls sideways)');
   const helpBox = document.createElement('div');
-  container.replaceChildren(tools, tableBox, helpBox);
-  const help = wireHelp(tableBox, helpBox);
+  container.replaceChildren(tools, helpBox, tableBox);
+  // The mesh columns share one explanation, then every other column in table order.
+  const helpKeys = () => ['mesh', ...columns.filter((c) => !MESH_KEYS.has(c.key) || c.key === 'meshes').map((c) => c.key), 'cmp'];
+  const help = wireHelpToggle(tools.querySelector('.help-all'), helpBox, helpKeys);
 
   function rows() {
-    const col = COLUMNS.find((c) => c.key === sort.key);
+    const col = columns.find((c) => c.key === sort.key) || columns[0];
     let items = result.plans.map((p, i) => ({ ...p, rank: i + 1, index: i }));
     if (distinctOnly) {
       const seen = new Set();
@@ -113,11 +152,9 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
     const head = memoryHeadroom(p.metrics, margin);
     const name = `Plan ${p.rank}: ${planLabel(p.plan)}, ${fixed(p.metrics.iteration_time_s, 3)} s per iteration` +
       (head.tight ? `, less than ${marginText(margin)} of a GPU's memory free (ranked after the plans within the memory margin)` : '');
-    const cells = COLUMNS.map((c) => {
-      const text = c.text(c.value(p, result));
+    const cells = columns.map((c) => {
       const tight = c.key === 'head' && head.tight;
-      const tag = c.key === 'rank' ? runtimeTag(p.plan) : '';
-      return `<td class="c-${c.key}${tight ? ' tight' : ''}">${esc(text)}${tag}${tight ? ` <span class="flag-tight" title="less than ${esc(marginText(margin))} of a GPU's memory free: ranked after the plans within the memory margin">⚠ &lt;${esc(marginText(margin))} free</span>` : ''}</td>`;
+      return `<td class="c-${c.key}${tight ? ' tight' : ''}">${c.html ? c.html(p) : esc(c.text(c.value(p, result)))}${c.key === 'rank' ? runtimeTag(p.plan) : ''}${tight ? ` <span class="flag-tight" title="less than ${esc(marginText(margin))} of a GPU's memory free: ranked after the plans within the memory margin">⚠ &lt;${esc(marginText(margin))} free</span>` : ''}</td>`;
     }).join('');
     const tick = `<td class="c-cmp"><input type="checkbox" data-compare="${p.index}"${ticked.includes(p.index) ? ' checked' : ''} aria-label="Compare plan ${p.rank}"></td>`;
     return `<tr tabindex="0" data-index="${p.index}" class="${p.index === selected ? 'selected' : ''}" aria-selected="${p.index === selected}"` +
@@ -125,15 +162,19 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
   }
 
   function draw(focusSort = null) {
-    const head = COLUMNS.map((c) => {
+    if (result) columns = columnsFor(result);
+    // Only the sorted column's button is a tab stop (roving tabindex; arrow keys move along the header).
+    const stop = columns.some((c) => c.key === sort.key) ? sort.key : columns[0].key;
+    const head = columns.map((c) => {
       const aria = c.key === sort.key ? (sort.dir > 0 ? 'ascending' : 'descending') : 'none';
-      return `<th scope="col" aria-sort="${aria}"><button type="button" data-sort="${c.key}">${esc(c.header)}` +
-        `${c.unit ? ` <span class="unit">${esc(c.unit)}</span>` : ''}</button>${MESH_KEYS.has(c.key) ? '' : helpButton(c.key)}</th>`;
-    }).join('') + `<th scope="col">Compare${helpButton('cmp')}</th>`;
-    // The mesh columns share one help button in a group header (keeps the table narrow).
-    const group = `<tr class="group-row"><td></td><th scope="colgroup" colspan="${MESH_KEYS.size}" class="mesh-group">Parallel mesh${helpButton('mesh')}</th>` +
-      `<td colspan="${COLUMNS.length - MESH_KEYS.size}"></td></tr>`;
-    tableBox.innerHTML = `<table class="plans data"><caption>Best plans, ranked by predicted iteration time (plans leaving less than ${esc(marginText(marginOf(result)))} of GPU memory free last)</caption>` +
+      return `<th scope="col" aria-sort="${aria}"><button type="button" data-sort="${c.key}" tabindex="${c.key === stop ? 0 : -1}">${esc(c.header)}` +
+        `${c.unit ? ` <span class="unit">${esc(c.unit)}</span>` : ''}</button></th>`;
+    }).join('') + '<th scope="col">Compare</th>';
+    const meshColumns = columns.filter((c) => MESH_KEYS.has(c.key)).length;
+    const group = `<tr class="group-row"><td></td><th scope="colgroup" colspan="${meshColumns}" class="mesh-group">Parallel mesh</th>` +
+      `<td colspan="${columns.length - meshColumns}"></td></tr>`;
+    tableBox.innerHTML = `<table class="plans data"><caption>Best plans, ranked by predicted iteration time (plans leaving less than ${esc(marginText(marginOf(result)))} of GPU memory free last)` +
+      '<span class="sr-only">. Column headers sort the plans: Tab reaches the sorted column, the arrow keys the others.</span></caption>' +
       `<thead>${group}<tr>${head}</tr></thead><tbody>${rows().map(rowMarkup).join('')}</tbody></table>`;
     help.refresh();
     if (focusSort) tableBox.querySelector(`button[data-sort="${focusSort}"]`)?.focus();
@@ -161,6 +202,16 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
     onCompare([...ticked]);
   });
   tableBox.addEventListener('keydown', (e) => {
+    const sortButton = e.target.closest('button[data-sort]');
+    if (sortButton && ['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(e.key)) {
+      e.preventDefault();
+      const all = [...tableBox.querySelectorAll('button[data-sort]')];
+      const at = all.indexOf(sortButton);
+      const next = e.key === 'Home' ? 0 : e.key === 'End' ? all.length - 1 : Math.max(0, Math.min(all.length - 1, at + (e.key === 'ArrowRight' ? 1 : -1)));
+      all.forEach((b, i) => { b.tabIndex = i === next ? 0 : -1; });
+      all[next].focus();
+      return;
+    }
     const tr = e.target.closest('tr[data-index]');
     if (tr && e.target === tr && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); choose(Number(tr.dataset.index)); }
   });

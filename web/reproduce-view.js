@@ -6,8 +6,10 @@ import { esc, fixed, int } from './format.js';
 
 const ratio = (v) => (Number.isFinite(v) ? `${fixed(v, 2)}×` : '—');
 
+/** The paper's figure: a button (tap, click or keyboard) that shows how it follows from the paper's tables. */
 function paperNote(paper) {
-  return paper ? `<span class="paper" title="${esc(paper.basis)}">paper ${ratio(paper.value)}</span>` : '';
+  return paper ? `<button type="button" class="paper" aria-expanded="false" title="${esc(paper.basis)}">paper ${ratio(paper.value)}</button>` +
+    `<span class="paper-basis" hidden>${esc(paper.basis)}</span>` : '';
 }
 
 function cellMarkup(row, col) {
@@ -92,7 +94,7 @@ export function reproduceMarkup(r) {
   const rules = r.columns.map((c) => `<dt>${esc(c.label)}</dt><dd>${esc(c.rule)}</dd>`).join('');
   return '<h2>The paper\'s evaluation, on this planner\'s model</h2>' +
     `<p class="hint">Ratios: our best plan's tokens/s over the baseline's (×; equal global batch, so the inverse ` +
-    'iteration-time ratio). "paper" is the HAPMoE paper\'s figure in the same direction (hover for how it follows from its tables).</p>' +
+    'iteration-time ratio). "paper" is the HAPMoE paper\'s figure in the same direction (tap or hover it for how it follows from its tables).</p>' +
     r.setups.map((s) => modelMarkup(r, s)).join('') + noPlanMarkup(r) + reasonsMarkup(r) +
     `<h3>Baselines</h3><dl class="rules">${rules}</dl>` +
     `<p class="hint source">Sources: paper figures from ${esc(r.paper.source)} (Table 3 does not name its model; it is shown ` +
@@ -124,6 +126,13 @@ export function createReproduceView({ button, root, status, client }) {
       state = 'empty';
     }
   }
+  root.addEventListener('click', (e) => {
+    const paper = e.target.closest('button.paper');
+    if (!paper) return;
+    const basis = paper.nextElementSibling;
+    basis.hidden = !basis.hidden;
+    paper.setAttribute('aria-expanded', String(!basis.hidden));
+  });
   button.addEventListener('click', () => {
     if (state === 'empty') runOnce();
     else if (state === 'done') root.hidden = !root.hidden;

@@ -7,6 +7,7 @@ import { memoryChartSvg } from './memory-chart.js';
 import { timelineChartSvg } from './timeline-chart.js';
 import { megatronMarkup, wireCopyButtons, slug } from './megatron-view.js';
 import { esc, fixed, int, params } from './format.js';
+import { ruleIds, ruleSentence, fitMarkup } from './no-fit.js';
 
 /**
  * A core note or diagnosis in the page's words: the JSON path of the runtime becomes the control's
@@ -63,11 +64,17 @@ export function errorBand(m) {
   return ` <span class="band" title="${esc(basis)}">±${fixed(f * 100, 0)} % (${fixed(r[0], 2)}–${fixed(r[1], 2)} s)</span>`;
 }
 
-/** The core's diagnosis when no plan fits: its message, shortfall and suggestions, as text. */
+/**
+ * The core's diagnosis when no plan fits: its message (each rule it names with a sentence),
+ * shortfall and suggestions, as text; slots for the fields behind it and the smallest cluster
+ * that fits (showNoFit).
+ */
 export function diagnosisMarkup(result) {
   const d = result.diagnosis || {};
   const tips = (d.suggestions || []).map((s) => `<li>${esc(pageWords(s))}</li>`).join('');
-  return `<div class="diagnosis" role="status"><h3>No feasible plan</h3><p class="cause">${esc(pageWords(d.message || 'The planner gave no reason.'))}</p>` +
+  const why = ruleIds(d.message).map((id) => `<p class="rule-why">${esc(ruleSentence(id))}</p>`).join('');
+  return `<div class="diagnosis" role="status"><h3>No feasible plan</h3><p class="cause">${esc(pageWords(d.message || 'The planner gave no reason.'))}</p>${why}` +
+    '<p class="cause-fields" hidden></p><div class="fit-slot"></div>' +
     (Number.isFinite(d.shortfall_gib) && d.shortfall_gib > 0 ? `<p>Smallest memory shortfall: <strong>${fixed(d.shortfall_gib, 2)} GiB</strong> per GPU on the fullest stage.</p>` : '') +
     (tips ? `<h4>Try</h4><ul>${tips}</ul>` : '') + `</div><p class="stats">${statsMarkup(result.stats)}</p>`;
 }
@@ -157,6 +164,24 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
       els.baselines.innerHTML = baselinesMarkup(result);
       compare.render(result);
       await showPlan(selected);
+    },
+    /**
+     * Adds to a no-fit diagnosis the form fields highlighted as its cause (labels), and
+     * smallestFit()'s answer (fit: undefined = not looked for, 'searching' = under way) whose
+     * "Use this cluster" calls onUse(fit).
+     */
+    showNoFit({ labels = [], fit, onUse = () => {} }) {
+      const box = els.summary.querySelector('.diagnosis');
+      if (!box) return;
+      const fields = box.querySelector('.cause-fields');
+      fields.textContent = labels.length ? `Highlighted in the form: ${labels.join(', ')}.` : '';
+      fields.hidden = !labels.length;
+      const slot = box.querySelector('.fit-slot');
+      if (fit === 'searching') slot.innerHTML = '<p class="hint">Trying the same groups with 2, 4, 8 and 16 times their nodes…</p>';
+      else if (fit !== undefined) {
+        slot.innerHTML = fitMarkup(fit);
+        slot.querySelector('.use-fit')?.addEventListener('click', () => onUse(fit));
+      }
     },
     /** Marks the shown result as stale (inputs changed or a new search is running). */
     setStale(value) { stale = value; applyStale(); },

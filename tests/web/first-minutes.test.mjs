@@ -4,7 +4,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startHarness, openAndPlan, waitRuns, runs, field, REPO } from './harness.mjs';
+import { startHarness, openAndPlan, waitRuns, runs, field, linkFor, SCENARIO, PHONE, REPO } from './harness.mjs';
 
 let h;
 const AXE = path.join(REPO, 'node_modules/axe-core/axe.min.js');
@@ -122,6 +122,22 @@ describe('first ten minutes', { timeout: 300_000 }, () => {
     test(`axe-core: no violation of any impact on the loaded page (${colorScheme})`, async () => {
       const page = await openAndPlan(h, `${h.url}/`, { colorScheme, bypassCSP: true });
       assert.deepEqual(await violations(page), []);
+    });
+
+    test(`axe-core: no violation on the later views: column help, offline notice, skip link, no fit, hetero, phone (${colorScheme})`, async () => {
+      const options = { colorScheme, bypassCSP: true };
+      const page = await openAndPlan(h, `${h.url}/`, options);
+      await page.click('#plans button.help-all');
+      await page.waitForFunction(() => /offline/.test(document.querySelector('#app-notice').textContent), null, { timeout: 30_000 });
+      await page.focus('.skip-links a');
+      assert.deepEqual(await violations(page), [], 'help, notice, skip link');
+      const noFit = SCENARIO({}, { model: 'deepseek-v3', cluster: { groups: [{ gpu: 'h100-sxm', nodes: 1, gpus_per_node: 8 }] } });
+      const hetero = SCENARIO({ global_batch_size: 512 }, { model: 'mixtral-l', cluster: '16-2', search: { mode: 'hetero', top_k: 5 } });
+      for (const [name, link, extra] of [['no fit', await linkFor(noFit), {}], ['hetero', await linkFor(hetero), {}], ['phone', '', { viewport: PHONE }]]) {
+        const p = await openAndPlan(h, `${h.url}/${link}`, { ...options, ...extra });
+        assert.deepEqual(await violations(p), [], name);
+        await p.close();
+      }
     });
   }
 });

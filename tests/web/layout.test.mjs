@@ -77,13 +77,16 @@ describe('page layout and accessibility', { timeout: 240_000 }, () => {
     assert.equal(await page.getAttribute('table.plans th:has(button[data-sort="mem"])', 'aria-sort'), 'descending');
     const label = await page.getAttribute('table.plans tbody tr:first-child', 'aria-label');
     assert.match(label, /^Plan \d+: TP\d+ .* s per iteration/);
-    for (const key of ['mfu', 'bubble', 'head', 'mesh']) {
-      await page.focus(`table.plans button[data-help="${key}"]`);
-      await page.keyboard.press('Enter');
-      const help = page.locator('#plans .help-pop');
-      assert.equal(await help.isVisible(), true, `help for ${key}`);
-      assert.ok((await help.textContent()).length > 40);
+    // One toggle explains every column (not one help stop per column).
+    await page.focus('#plans button.help-all');
+    await page.keyboard.press('Enter');
+    const help = page.locator('#plans .help-pop');
+    assert.equal(await help.isVisible(), true, 'column help shown');
+    assert.equal(await page.getAttribute('#plans button.help-all', 'aria-expanded'), 'true');
+    for (const name of ['MFU', 'Bubble', 'Memory headroom', 'Parallel mesh', 'Compare']) {
+      assert.ok((await help.textContent()).includes(name), `help for ${name}`);
     }
+    assert.equal(await page.locator('table.plans thead button[data-help]').count(), 0, 'no help button per column');
     // The focus ring is drawn (not suppressed) on the sort buttons.
     await page.focus('table.plans th button[data-sort="time"]');
     await page.keyboard.press('Shift+Tab');
@@ -164,7 +167,7 @@ describe('page layout and accessibility', { timeout: 240_000 }, () => {
   for (const colorScheme of ['light', 'dark']) {
     test(`axe-core finds no serious or critical violation (${colorScheme})`, async () => {
       const page = await openAndPlan(h, `${h.url}/`, { bypassCSP: true, colorScheme });
-      await page.click('table.plans button[data-help="mfu"]');
+      await page.click('#plans button.help-all');
       assert.deepEqual(await seriousViolations(page), []);
       await screenshot(page, `desktop-${colorScheme}`);
     });

@@ -58,9 +58,21 @@ test('the paper\'s evaluation renders every row with the CLI\'s ratios, units an
   assert.deepEqual(h.errors, []);
 });
 
-test('the paper\'s evaluation fits a phone (its tables scroll inside their frame)', async () => {
-  const page = await openAndPlan(h, h.url, { viewport: PHONE });
-  await openView(page);
+test('the paper\'s evaluation fits a phone (its tables scroll inside their frame); a tap shows how a paper figure is derived', async () => {
+  const page = await openAndPlan(h, h.url, { viewport: PHONE, hasTouch: true, isMobile: true });
+  const { text } = await openView(page);
   assert.equal(await overflowX(page), 0);
+  // Issue 22, item 10: no "hover" alone on a touch screen, and the tap does what the text says.
+  const hovers = text.match(/.{0,20}\bhover\b/gi) || [];
+  assert.ok(hovers.length > 0 && hovers.every((m) => /tap or hover/i.test(m)), hovers.join(' | '));
+  const figure = page.locator('#reproduce button.paper').first();
+  const basis = page.locator('#reproduce button.paper + .paper-basis').first();
+  assert.equal(await basis.isVisible(), false);
+  await figure.scrollIntoViewIfNeeded();
+  await figure.tap();
+  assert.equal(await basis.isVisible(), true);
+  assert.equal(await figure.getAttribute('aria-expanded'), 'true');
+  assert.ok((await basis.textContent()).length > 20 && (await basis.textContent()) === await figure.getAttribute('title'));
+  assert.equal(await overflowX(page), 0, 'the shown basis wraps inside its table');
   await screenshot(page, 'reproduce-phone');
 });

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "emit/megatron_emit.hpp"
+#include "emit/megatron_layout.hpp"
 
 namespace hapmoe {
 

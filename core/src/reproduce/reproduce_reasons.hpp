@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "hapmoe/reproduce.hpp"
+#include "hapmoe/reproduce_types.hpp"
 
 namespace hapmoe {
 

@@ -6,6 +6,7 @@
 #include <random>
 #include <set>
 
+#include "search/top_plans.hpp"
 #include "search/layer_split_dp.hpp"
 #include "hapmoe/presets.hpp"
 #include "hapmoe/scenario_io.hpp"

@@ -7,42 +7,13 @@
 
 #include "hapmoe/error.hpp"
 #include "hapmoe/model_shape.hpp"
+#include "hapmoe/plan_evaluation.hpp"
 #include "hapmoe/schedule.hpp"
 #include "hapmoe/specs.hpp"
 #include "hapmoe/stage_cost.hpp"
 #include "hapmoe/timeline.hpp"
 
 namespace hapmoe {
-
-struct PlanMetrics {
-  double iteration_time_s = 0;
-  double tokens_per_s = 0;
-  double tokens_per_s_per_gpu = 0;
-  double tflops_per_gpu = 0;  // Megatron num_floating_point_operations / time / GPUs
-  double mfu = 0;             // model FLOPs / (time x sum of the used GPUs' dense peaks)
-  double bubble_fraction = 0;
-  // Error band of iteration_time_s (error_band of the stages' GPUs), where it comes from, and
-  // whether every stage's GPU has calibrated efficiency constants.
-  double iteration_time_error_fraction = 0;
-  std::string error_basis;
-  bool error_calibrated = true;
-  long long gpus_used = 0;
-  long long gpus_idle = 0;
-  long long num_microbatches = 0;
-  std::vector<double> peak_memory_gib;
-  std::vector<double> memory_capacity_gib;
-  bool fits_memory = true;
-  // Every stage's peak is at most (1 - search.memory_margin_fraction) of its GPU memory (set by
-  // rank_by_memory_margin; true before it runs).
-  bool within_memory_margin = true;
-};
-
-struct PlanEvaluation {
-  PlanSpec plan;
-  std::vector<StageCost> stages;
-  PipelineTime time;
-  PlanMetrics metrics;
-};
 
 // Links between consecutive stages, given each stage's node group. Stages of one group sit on
 // consecutive ranks of that group's nodes (Megatron's pp-outermost rank order).

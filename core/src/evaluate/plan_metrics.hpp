@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "hapmoe/evaluate.hpp"
+#include "hapmoe/plan_evaluation.hpp"
 #include "hapmoe/specs.hpp"
 
 namespace hapmoe {

@@ -9,33 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "evaluate/rule_result.hpp"
 #include "hapmoe/parallel_config.hpp"
 #include "hapmoe/specs.hpp"
 
 namespace hapmoe {
-
-struct RuleViolation {
-  // e.g. "batch_divisible": always a string literal (a view, so that the enumerator, which counts
-  // millions of rejections by name, allocates nothing for it).
-  std::string_view rule;
-  std::string message;  // what is wrong and what Megatron expects
-  std::string field;    // plan field it concerns, e.g. "plan.ep"
-};
-using RuleResult = std::optional<RuleViolation>;
-
-// While one is alive, the rules checked on this thread leave RuleViolation::message and ::field
-// empty (for callers that only count rule names, such as the candidate enumerator: no text is
-// built).
-class RuleNamesOnly {
- public:
-  RuleNamesOnly();
-  ~RuleNamesOnly();
-  RuleNamesOnly(const RuleNamesOnly&) = delete;
-  RuleNamesOnly& operator=(const RuleNamesOnly&) = delete;
-
- private:
-  bool was_;
-};
 
 // --- Mesh rules: depend on the mesh shape (incl. pp and vpp) only. ---
 RuleResult rule_heads_divisible_by_tp(const Scenario& s, const Mesh& x);

@@ -5,7 +5,9 @@
 // group rules.
 #pragma once
 
-#include "evaluate/rules.hpp"
+#include "evaluate/rule_result.hpp"
+#include "hapmoe/parallel_config.hpp"
+#include "hapmoe/specs.hpp"
 
 namespace hapmoe {
 

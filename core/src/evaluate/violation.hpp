@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "evaluate/rules.hpp"
+#include "evaluate/rule_result.hpp"
 
 namespace hapmoe::detail {
 

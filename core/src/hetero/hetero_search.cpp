@@ -15,17 +15,6 @@
 
 namespace hapmoe {
 
-std::string hetero_plan_key(const PlanSpec& p) {
-  std::string k = std::to_string(p.pp) + "," + std::to_string(p.micro_batch_size) + "," +
-                  std::to_string(p.optimizer_offload_fraction);
-  for (const auto& st : p.stages) {
-    k += "|" + std::to_string(st.group) + ":" + std::to_string(st.layers) + ":" +
-         to_string(st.recompute);
-    for (int v : {st.tp, st.cp, st.dp, st.ep, st.etp}) k += "," + std::to_string(v);
-  }
-  return k;
-}
-
 namespace {
 
 struct Entry {
@@ -292,7 +281,7 @@ class HeteroSearch {
     const PlanSpec best =
         entry_plan(s_, orders_[e.order], meshes, e.mbs, split.layers, rc, offload_);
     PlanEvaluation ev = evaluate_hetero_with_cache(s_, best, cache_);
-    std::string key = hetero_plan_key(ev.plan);
+    std::string key = plan_key(ev.plan);
     top_.offer(split.objective_s, std::move(key), std::move(ev), tag);
   }
 

@@ -13,8 +13,7 @@
 
 namespace hapmoe {
 
-// Stable identity of a hetero plan (stage meshes included).
-std::string hetero_plan_key(const PlanSpec& p);
+
 
 Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& control = {},
                                      const SearchBudget& budget = {});

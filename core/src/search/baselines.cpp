@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "search/top_plans.hpp"
+
 namespace hapmoe {
 
 namespace {

@@ -13,7 +13,7 @@
 
 #include "search/candidate_cost.hpp"
 #include "search/candidate_space.hpp"
-#include "hapmoe/search.hpp"
+#include "hapmoe/search_types.hpp"
 
 namespace hapmoe {
 

@@ -2,7 +2,7 @@
 // change.
 #pragma once
 
-#include "hapmoe/search.hpp"
+#include "hapmoe/search_types.hpp"
 
 namespace hapmoe {
 

@@ -24,17 +24,6 @@
 
 namespace hapmoe {
 
-std::string plan_key(const PlanSpec& p) {
-  std::string k;
-  for (int v : {p.tp, p.cp, p.pp, p.dp, p.ep, p.etp, p.vpp, p.micro_batch_size}) k += std::to_string(v) + ",";
-  k += to_string(p.stages.empty() ? Recompute::kNone : p.stages[0].recompute);
-  k += p.ep_comm_overlap ? ",o" : ",-";
-  k += "," + std::to_string(p.optimizer_offload_fraction);
-  k += std::string(",") + dispatcher_name(p.dispatch) + flex_backend_name(p.dispatch) + "," + to_string(p.cuda_graphs);
-  for (const auto& st : p.stages) k += "|" + std::to_string(st.group) + ":" + std::to_string(st.layers);
-  return k;
-}
-
 namespace {
 
 std::optional<Error> check_request(const Scenario& s) {

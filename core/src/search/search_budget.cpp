@@ -7,7 +7,7 @@
 #include <ctime>
 #include <limits>
 
-#include "hapmoe/search.hpp"
+#include "hapmoe/search_types.hpp"
 
 namespace hapmoe {
 

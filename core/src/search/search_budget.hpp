@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "hapmoe/search.hpp"
+#include "hapmoe/search_types.hpp"
 
 namespace hapmoe {
 

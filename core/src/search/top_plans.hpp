@@ -17,6 +17,11 @@
 
 namespace hapmoe {
 
+// A plan's identity for the top-k list, the same for both engines: every field that makes two
+// plans different runs (mesh, VPP, micro-batch, EP overlap, offload, dispatcher, graphs, and per
+// stage its group, layers, recompute and own mesh).
+std::string plan_key(const PlanSpec& p);
+
 class TopPlans {
  public:
   // prune_above_s: plans at or above it are not wanted (a previous search's k-th best).

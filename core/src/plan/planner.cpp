@@ -15,15 +15,6 @@ namespace hapmoe {
 
 namespace {
 
-// `control` with its progress mapped from [0, 1] onto [from, from + share].
-SearchControl scaled(const SearchControl& control, double from, double share) {
-  SearchControl c = control;
-  if (control.progress) {
-    c.progress = [&control, from, share](double f, long long n) { control.progress(from + share * f, n); };
-  }
-  return c;
-}
-
 Baseline rebased(const PlanEvaluation& ev, double best_s) { return Baseline{ev, ev.metrics.iteration_time_s / best_s}; }
 
 // The upstream baselines of `u` rebased onto r's first plan.
@@ -37,15 +28,12 @@ void take_upstream_baselines(const SearchResult& u, SearchResult& r) {
 // what the hetero search left of the budget; a limit it reaches is the result's too) and the
 // upstream baselines, rebased onto hetero's first plan.
 Expected<SearchResult> hetero_mode(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
-  auto h = hetero_search(s, scaled(control, 0, 0.9), budget);
+  auto h = hetero_search(s, scaled_control(control, 0, 0.9), budget);
   if (!h || !s.search.baselines || h->stats.cancelled) return h;
   SearchResult r = std::move(h).value();
   Scenario up = s;
   up.search.top_k = 1;
-  SearchControl c;  // progress 0.9 to 1; the upstream search's own cancel checks
-  c.cancel = control.cancel;
-  if (control.progress) c.progress = [&control](double f, long long n) { control.progress(0.9 + 0.1 * f, n); };
-  auto u = upstream_search(up, c, remaining_budget(budget, r.stats.work));
+  auto u = upstream_search(up, scaled_control(control, 0.9, 0.1), remaining_budget(budget, r.stats.work));
   if (u) add_budget_use(u->stats, &r.stats);
   if (!u || u->plans.empty() || r.plans.empty()) return r;
   r.upstream = rebased(u->plans.front(), r.plans.front().metrics.iteration_time_s);
@@ -107,12 +95,12 @@ SearchResult rank_together(SearchResult u, SearchResult h, size_t k) {
 // then the hetero engine on what it left of the budget.
 Expected<SearchResult> auto_mode(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
   constexpr double kUpstreamShare = 0.3;
-  auto u = upstream_search(s, scaled(control, 0, kUpstreamShare), budget);
+  auto u = upstream_search(s, scaled_control(control, 0, kUpstreamShare), budget);
   if (!u) return u;
   SearchResult r = std::move(u).value();
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   if (!r.stats.cancelled) {
-    auto h = hetero_search(s, scaled(control, kUpstreamShare, 1 - kUpstreamShare), remaining_budget(budget, r.stats.work));
+    auto h = hetero_search(s, scaled_control(control, kUpstreamShare, 1 - kUpstreamShare), remaining_budget(budget, r.stats.work));
     if (h) {
       rank_by_memory_margin(s, &r);
       rank_by_memory_margin(s, &h.value());
@@ -133,15 +121,8 @@ Expected<SearchResult> auto_mode(const Scenario& s, const SearchControl& control
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
   const auto start = std::chrono::steady_clock::now();
   const SearchBudget budget = with_deadline(given);
-  // Progress never goes back, whatever rounding the parts' shares of it leave.
   double last_progress = 0;
-  SearchControl control = given_control;
-  if (given_control.progress) {
-    control.progress = [&given_control, &last_progress](double f, long long n) {
-      last_progress = std::max(last_progress, f);
-      given_control.progress(last_progress, n);
-    };
-  }
+  const SearchControl control = monotone_control(given_control, &last_progress);
   Expected<SearchResult> r = Error{"internal", "no search mode", "search.mode"};
   switch (s.search.mode) {
     case SearchMode::kMegatron:

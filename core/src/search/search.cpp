@@ -697,15 +697,8 @@ SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
 
 Expected<SearchResult> upstream_search(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
   const SearchBudget budget = with_deadline(given);
-  // Progress never goes back, whatever rounding the parts' shares of it leave.
   double last_progress = 0;
-  SearchControl control = given_control;
-  if (given_control.progress) {
-    control.progress = [&given_control, &last_progress](double f, long long n) {
-      last_progress = std::max(last_progress, f);
-      given_control.progress(last_progress, n);
-    };
-  }
+  const SearchControl control = monotone_control(given_control, &last_progress);
   // The searches without and with optimizer offload share their stage cost models and layer
   // times: the scenarios differ only in search fields, which no model reads (cost() takes the
   // offload fraction from the mesh).
@@ -715,14 +708,7 @@ Expected<SearchResult> upstream_search(const Scenario& s, const SearchControl& g
   if (!offload) return search_once(s, control, budget, 1e300, cache, times);
   // Progress: the first search to kFirstPassShare, a retry the rest.
   constexpr double kFirstPassShare = 0.8;
-  auto scaled = [&control](double from, double share) {
-    SearchControl c = control;
-    if (control.progress) {
-      c.progress = [&control, from, share](double f, long long n) { control.progress(from + share * f, n); };
-    }
-    return c;
-  };
-  auto r = search_once(s, scaled(0, kFirstPassShare), budget, 1e300, cache, times);
+  auto r = search_once(s, scaled_control(control, 0, kFirstPassShare), budget, 1e300, cache, times);
   // A first search that used up its work budget and found plans is not repeated with offload
   // (that would double the time of the largest searches); its notes say it is the best so far.
   const bool spent = r.ok() && r->stats.budget_reached && !r->plans.empty();
@@ -733,7 +719,7 @@ Expected<SearchResult> upstream_search(const Scenario& s, const SearchControl& g
   // Only offloaded plans that beat the k-th plan found without offload are wanted.
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   const double kth = r->plans.size() < k ? 1e300 : r->plans.back().metrics.iteration_time_s;
-  auto retry = search_once(*offload, scaled(kFirstPassShare, 1 - kFirstPassShare),
+  auto retry = search_once(*offload, scaled_control(control, kFirstPassShare, 1 - kFirstPassShare),
                            remaining_budget(budget, r->stats.work), kth, cache, times);
   if (!retry.ok()) return r;
   const bool found_without = !r->plans.empty();

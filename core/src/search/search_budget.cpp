@@ -11,6 +11,25 @@
 
 namespace hapmoe {
 
+SearchControl scaled_control(const SearchControl& control, double from, double share) {
+  SearchControl c = control;
+  if (control.progress) {
+    c.progress = [&control, from, share](double f, long long n) { control.progress(from + share * f, n); };
+  }
+  return c;
+}
+
+SearchControl monotone_control(const SearchControl& control, double* last) {
+  SearchControl c = control;
+  if (control.progress) {
+    c.progress = [&control, last](double f, long long n) {
+      *last = std::max(*last, f);
+      control.progress(*last, n);
+    };
+  }
+  return c;
+}
+
 SearchBudget remaining_budget(const SearchBudget& b, const SearchWork& used) {
   SearchBudget r = b;
   auto left = [](long long max, long long spent) { return std::max(0LL, max - spent); };

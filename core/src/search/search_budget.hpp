@@ -11,6 +11,13 @@ namespace hapmoe {
 // `b` with its deadline_s set max_seconds from now, unless it has one.
 SearchBudget with_deadline(const SearchBudget& b);
 
+// `control` with its progress mapped from [0, 1] onto [from, from + share] (its cancel flag
+// unchanged): one part of a search made of several. Refers to `control`, which must outlive it.
+SearchControl scaled_control(const SearchControl& control, double from, double share);
+// `control` whose progress never goes back, whatever rounding the parts' shares leave; the
+// highest fraction so far is kept in *last. Refers to `control` and `last`.
+SearchControl monotone_control(const SearchControl& control, double* last);
+
 // Adds what `from` used of the budget, and the limits it reached, to *to.
 void add_budget_use(const SearchStats& from, SearchStats* to);
 

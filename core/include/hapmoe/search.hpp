@@ -47,6 +47,23 @@ bool offload_may_help(const SearchResult& r);
 // found nothing or b's best won.
 SearchResult merge_results(SearchResult a, SearchResult b, size_t k);
 
+// One pass of an engine: the k best plans of `s` faster than prune_above_s, within `budget`.
+using SearchPass = std::function<Expected<SearchResult>(const Scenario& s, const SearchControl& control,
+                                                        const SearchBudget& budget, double prune_above_s)>;
 
+// The optimizer-offload fallback of both engines (one policy): a pass on `s`; then, with
+// search.optimizer_offload_fraction unset (offload_fallback_scenario), a second pass with the
+// fallback fractions on what the first left of the budget, for plans faster than the k-th found,
+// unless the first was cancelled, offload cannot help (offload_may_help), or it spent its budget
+// and found plans (a retry would double the largest searches; its notes say the result is the
+// best so far). The k best of both; stats.offload_retried when only the retry found plans.
+// Progress: the first pass to 0.8, the retry the rest.
+Expected<SearchResult> search_with_offload_fallback(const Scenario& s, const SearchControl& control,
+                                                    const SearchBudget& budget, const SearchPass& pass);
+
+// A baseline plan with its speedup over a best plan of best_s seconds.
+Baseline baseline_against(const PlanEvaluation& ev, double best_s);
+// r's baselines (Megatron default, even split, upstream) rebased onto its first plan (none: kept).
+void rebase_baselines(SearchResult* r);
 
 }  // namespace hapmoe

@@ -61,8 +61,9 @@ constexpr size_t kSeededEntries = 1024;
 class HeteroSearch {
  public:
   // offload: the plan-level optimizer offload fraction every stage's mesh gets.
+  // Only plans faster than prune_above_s are kept.
   HeteroSearch(const Scenario& s, double offload, const SearchControl& control,
-               const SearchBudget& budget, SearchResult& r)
+               const SearchBudget& budget, double prune_above_s, SearchResult& r)
       : s_(s),
         offload_(offload),
         control_(control),
@@ -70,7 +71,7 @@ class HeteroSearch {
         r_(r),
         st_(r.stats),
         cache_(s),
-        top_(std::max(1, s.search.top_k)) {}
+        top_(std::max(1, s.search.top_k), prune_above_s) {}
 
   void run() {
     build_entries();
@@ -316,23 +317,21 @@ class HeteroSearch {
 };
 
 // One hetero search per offload fraction of search.optimizer_offload_fraction (0 when unset),
-// merged into the k best.
-// Each draws on what the earlier ones left of the budget (`used`: what earlier searches of this
-// call spent); progress: fraction i of n reports within [i / n, (i + 1) / n] of [from, to].
-SearchResult search_fractions(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
-                              const SearchWork& used, double from, double to) {
+// merged into the k best, each on what the earlier ones left of the budget; fraction i of n
+// reports progress within [i / n, (i + 1) / n].
+Expected<SearchResult> search_fractions(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
+                                        double prune_above_s) {
   const auto& given = s.search.optimizer_offload_fraction;
   const std::vector<double> fractions = given.empty() ? std::vector<double>{0} : given;
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   std::optional<SearchResult> out;
-  SearchWork spent = used;
+  SearchWork spent;
   for (size_t i = 0; i < fractions.size(); ++i) {
     SearchResult r;
-    SearchControl c = control;
-    const double a = from + (to - from) * static_cast<double>(i) / fractions.size();
-    const double share = (to - from) / fractions.size();
-    if (control.progress) c.progress = [&control, a, share](double f, long long n) { control.progress(a + share * f, n); };
-    HeteroSearch(s, fractions[i], c, remaining_budget(budget, spent), r).run();
+    const double n = static_cast<double>(fractions.size());
+    HeteroSearch(s, fractions[i], scaled_control(control, i / n, 1 / n), remaining_budget(budget, spent),
+                 prune_above_s, r)
+        .run();
     spent += r.stats.work;
     const bool cancelled = r.stats.cancelled;
     out = out ? merge_results(std::move(*out), std::move(r), k) : std::move(r);
@@ -353,19 +352,9 @@ Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& con
                  "search.layer_split is not supported in \"hetero\" mode (the split is searched)",
                  "search.layer_split"};
   }
-  // Progress: the search to 8/9, an offload retry the rest.
-  constexpr double kFirstPassShare = 8.0 / 9;
-  SearchResult r = search_fractions(s, control, budget, SearchWork{}, 0, kFirstPassShare);
-  // As upstream: offload is tried only when nothing fits or the best plan recomputes.
-  const auto offload = offload_fallback_scenario(s);
-  if (offload && !r.stats.cancelled && offload_may_help(r)) {
-    const bool found_without = !r.plans.empty();
-    SearchResult retry = search_fractions(*offload, control, budget, r.stats.work, kFirstPassShare, 1);
-    r = merge_results(std::move(r), std::move(retry), static_cast<size_t>(std::max(1, s.search.top_k)));
-    r.stats.offload_retried = !found_without;
-  }
-  if (control.progress && !r.stats.cancelled) control.progress(1.0, r.stats.evaluated);
-  r.stats.elapsed_ms =
+  auto r = search_with_offload_fallback(s, control, budget, search_fractions);
+  if (!r) return r;
+  r->stats.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -15,15 +15,6 @@ namespace hapmoe {
 
 namespace {
 
-Baseline rebased(const PlanEvaluation& ev, double best_s) { return Baseline{ev, ev.metrics.iteration_time_s / best_s}; }
-
-// The upstream baselines of `u` rebased onto r's first plan.
-void take_upstream_baselines(const SearchResult& u, SearchResult& r) {
-  const double best = r.plans.front().metrics.iteration_time_s;
-  if (u.megatron_default) r.megatron_default = rebased(u.megatron_default->evaluation, best);
-  if (u.uniform) r.uniform = rebased(u.uniform->evaluation, best);
-}
-
 // "hetero" mode: the hetero engine's plans; with baselines, the best upstream plan (drawing on
 // what the hetero search left of the budget; a limit it reaches is the result's too) and the
 // upstream baselines, rebased onto hetero's first plan.
@@ -36,8 +27,10 @@ Expected<SearchResult> hetero_mode(const Scenario& s, const SearchControl& contr
   auto u = upstream_search(up, scaled_control(control, 0.9, 0.1), remaining_budget(budget, r.stats.work));
   if (u) add_budget_use(u->stats, &r.stats);
   if (!u || u->plans.empty() || r.plans.empty()) return r;
-  r.upstream = rebased(u->plans.front(), r.plans.front().metrics.iteration_time_s);
-  take_upstream_baselines(*u, r);
+  r.upstream = Baseline{u->plans.front(), 0};
+  r.megatron_default = u->megatron_default;
+  r.uniform = u->uniform;
+  rebase_baselines(&r);  // onto hetero's first plan
   return r;
 }
 
@@ -82,12 +75,8 @@ SearchResult rank_together(SearchResult u, SearchResult h, size_t k) {
     return out;
   }
   out.diagnosis.reset();
-  const double best = out.plans.front().metrics.iteration_time_s;
-  if (out.megatron_default) out.megatron_default = rebased(out.megatron_default->evaluation, best);
-  if (out.uniform) out.uniform = rebased(out.uniform->evaluation, best);
-  if (best_upstream && out.plans.front().plan.runtime == Runtime::kFlagScale) {
-    out.upstream = rebased(*best_upstream, best);
-  }
+  if (best_upstream && out.plans.front().plan.runtime == Runtime::kFlagScale) out.upstream = Baseline{*best_upstream, 0};
+  rebase_baselines(&out);
   return out;
 }
 

@@ -16,10 +16,6 @@ bool within_margin(const PlanEvaluation& ev, double margin) {
   }
   return true;
 }
-
-void rebase(std::optional<Baseline>& b, double best_s) {
-  if (b && best_s > 0) b->speedup = b->evaluation.metrics.iteration_time_s / best_s;
-}
 }  // namespace
 
 void rank_by_memory_margin(const Scenario& s, SearchResult* r) {
@@ -33,10 +29,7 @@ void rank_by_memory_margin(const Scenario& s, SearchResult* r) {
   if (above == 0) return;
   std::stable_partition(r->plans.begin(), r->plans.end(),
                         [](const PlanEvaluation& ev) { return ev.metrics.within_memory_margin; });
-  const double best_s = r->plans.front().metrics.iteration_time_s;
-  rebase(r->megatron_default, best_s);
-  rebase(r->uniform, best_s);
-  rebase(r->upstream, best_s);
+  rebase_baselines(r);
 }
 
 }  // namespace hapmoe

@@ -643,57 +643,18 @@ void finish_result(const Scenario& s, const EntryBuilder& builder, const Candida
   } else if (s.search.baselines && s.search.layer_split.empty() && !st.cancelled) {
     const double best_time = r.plans.front().metrics.iteration_time_s;
     const BaselineInputs in{space, builder.sets, builder.entries, cache};
-    if (auto u = uniform_baseline(s, in)) r.uniform = Baseline{*u, u->metrics.iteration_time_s / best_time};
-    if (auto m = megatron_default_baseline(s, in)) {
-      r.megatron_default = Baseline{*m, m->metrics.iteration_time_s / best_time};
-    }
+    if (auto u = uniform_baseline(s, in)) r.uniform = baseline_against(*u, best_time);
+    if (auto m = megatron_default_baseline(s, in)) r.megatron_default = baseline_against(*m, best_time);
   }
 }
 
 }  // namespace
-
-std::optional<Scenario> offload_fallback_scenario(const Scenario& s) {
-  if (!s.search.optimizer_offload_fraction.empty() || !s.training.use_distributed_optimizer ||
-      s.training.fp8_param_gather) {
-    return std::nullopt;
-  }
-  Scenario o = s;
-  o.search.optimizer_offload_fraction.assign(std::begin(kOffloadFallbackFractions), std::end(kOffloadFallbackFractions));
-  return o;
-}
 
 namespace {
 // cache and times may come from a search of a scenario that differs in search fields only.
 Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
                                    double prune_above_s, StageModelCache& cache, LayerTimesCache& times);
 }  // namespace
-
-bool offload_may_help(const SearchResult& r) {
-  if (r.plans.empty()) return true;
-  for (const StagePlan& st : r.plans.front().plan.stages) {
-    if (!(st.recompute == Recompute::kNone)) return true;
-  }
-  return false;
-}
-
-SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
-  const bool b_wins = a.plans.empty() || (!b.plans.empty() && b.plans.front().metrics.iteration_time_s <
-                                                                  a.plans.front().metrics.iteration_time_s);
-  SearchResult out = b_wins ? std::move(b) : std::move(a);
-  SearchResult& other = b_wins ? a : b;
-  for (auto& p : other.plans) out.plans.push_back(std::move(p));
-  std::stable_sort(out.plans.begin(), out.plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
-    return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
-  });
-  if (out.plans.size() > k) out.plans.resize(k);
-  out.stats.candidates += other.stats.candidates;
-  out.stats.evaluated += other.stats.evaluated;
-  out.stats.stage_costs += other.stats.stage_costs;
-  out.stats.elapsed_ms += other.stats.elapsed_ms;
-  add_budget_use(other.stats, &out.stats);
-  if (!out.plans.empty() && !other.plans.empty()) out.diagnosis.reset();
-  return out;
-}
 
 Expected<SearchResult> upstream_search(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
   const SearchBudget budget = with_deadline(given);
@@ -704,28 +665,10 @@ Expected<SearchResult> upstream_search(const Scenario& s, const SearchControl& g
   // offload fraction from the mesh).
   StageModelCache cache(s);
   LayerTimesCache times(s.model.num_layers);
-  const auto offload = offload_fallback_scenario(s);
-  if (!offload) return search_once(s, control, budget, 1e300, cache, times);
-  // Progress: the first search to kFirstPassShare, a retry the rest.
-  constexpr double kFirstPassShare = 0.8;
-  auto r = search_once(s, scaled_control(control, 0, kFirstPassShare), budget, 1e300, cache, times);
-  // A first search that used up its work budget and found plans is not repeated with offload
-  // (that would double the time of the largest searches); its notes say it is the best so far.
-  const bool spent = r.ok() && r->stats.budget_reached && !r->plans.empty();
-  if (!r.ok() || r->stats.cancelled || spent || !offload_may_help(*r)) {
-    if (r.ok() && control.progress && !r->stats.cancelled) control.progress(1.0, r->stats.evaluated);
-    return r;
-  }
-  // Only offloaded plans that beat the k-th plan found without offload are wanted.
-  const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
-  const double kth = r->plans.size() < k ? 1e300 : r->plans.back().metrics.iteration_time_s;
-  auto retry = search_once(*offload, scaled_control(control, kFirstPassShare, 1 - kFirstPassShare),
-                           remaining_budget(budget, r->stats.work), kth, cache, times);
-  if (!retry.ok()) return r;
-  const bool found_without = !r->plans.empty();
-  SearchResult out = merge_results(std::move(r).value(), std::move(retry).value(), k);
-  out.stats.offload_retried = !found_without;
-  return out;
+  return search_with_offload_fallback(
+      s, control, budget, [&](const Scenario& x, const SearchControl& c, const SearchBudget& b, double above) {
+        return search_once(x, c, b, above, cache, times);
+      });
 }
 
 namespace {

@@ -1,0 +1,42 @@
+// Operations on search results both engines and the planner share: merging two results'
+// plans and rebasing the baselines' speedups onto a new first plan.
+#include <algorithm>
+
+#include "hapmoe/search.hpp"
+#include "search/search_budget.hpp"
+
+namespace hapmoe {
+
+SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
+  const bool b_wins = a.plans.empty() || (!b.plans.empty() && b.plans.front().metrics.iteration_time_s <
+                                                                  a.plans.front().metrics.iteration_time_s);
+  SearchResult out = b_wins ? std::move(b) : std::move(a);
+  SearchResult& other = b_wins ? a : b;
+  for (auto& p : other.plans) out.plans.push_back(std::move(p));
+  std::stable_sort(out.plans.begin(), out.plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
+    return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
+  });
+  if (out.plans.size() > k) out.plans.resize(k);
+  out.stats.candidates += other.stats.candidates;
+  out.stats.evaluated += other.stats.evaluated;
+  out.stats.stage_costs += other.stats.stage_costs;
+  out.stats.elapsed_ms += other.stats.elapsed_ms;
+  add_budget_use(other.stats, &out.stats);
+  if (!out.plans.empty() && !other.plans.empty()) out.diagnosis.reset();
+  return out;
+}
+
+Baseline baseline_against(const PlanEvaluation& ev, double best_s) {
+  return Baseline{ev, ev.metrics.iteration_time_s / best_s};
+}
+
+void rebase_baselines(SearchResult* r) {
+  if (r->plans.empty()) return;
+  const double best_s = r->plans.front().metrics.iteration_time_s;
+  if (!(best_s > 0)) return;
+  for (std::optional<Baseline>* b : {&r->megatron_default, &r->uniform, &r->upstream}) {
+    if (*b) **b = baseline_against((*b)->evaluation, best_s);
+  }
+}
+
+}  // namespace hapmoe

@@ -3,7 +3,8 @@
 // plan (a mesh per GPU type, FlagScale), the gain, the hetero meshes and the search time. Also
 // the best upstream plan on the GPUs of one vendor only (upstream Megatron-LM cannot join two
 // collective libraries: the vendor rule of issue 9 item 3) and the gain over that.
-// Usage: build/hetero_bench [CLUSTER-SUBSTRING]
+// At scale: DeepSeek-V3 on mixed-2048 and on 512 GPUs of 8 types from three vendors.
+// Usage: build/hetero_bench [CASE-SUBSTRING]   (matched against "model cluster")
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -64,21 +65,43 @@ double one_vendor_upstream_s(const Scenario& s) {
 int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
   const PresetCatalog presets = load_builtin_presets();
-  std::printf("%-9s %-7s %11s %11s %7s %11s %7s %9s  %s\n", "model", "cluster", "upstream_s",
+  std::printf("%-11s %-11s %11s %11s %7s %11s %7s %9s  %s\n", "model", "cluster", "upstream_s",
               "hetero_s", "gain", "1vendor_s", "gain1v", "search_ms",
               "hetero plan (F = full recompute)");
+  struct Case {
+    std::string model, cluster;
+    json cluster_doc;  // inline when not a preset id
+    int gbs;
+    const char* dispatcher;
+  };
+  std::vector<Case> cases;
   for (const char* model : {"mixtral-s", "mixtral-l"}) {
     for (const char* cluster :
          {"16-1", "16-2", "16-3", "24-1", "24-2", "24-3", "32-1", "32-2", "32-3"}) {
-      if (!only.empty() && std::string(cluster).find(only) == std::string::npos) continue;
       const bool small = std::string(model) == "mixtral-s";
+      cases.push_back({model, cluster, cluster, small ? 256 : 512, small ? "allgather" : "alltoall"});
+    }
+  }
+  // At scale (issue 21): DeepSeek-V3 on the 2048-GPU three-type cluster, and on 512 GPUs of 8
+  // types from three vendors (NVIDIA, AMD, Huawei; illustrative, 8 nodes of 8 each).
+  cases.push_back({"deepseek-v3", "mixed-2048", "mixed-2048", 8192, "alltoall"});
+  json groups = json::array();
+  for (const char* gpu : {"h100-sxm", "h800-sxm", "h20", "h200-sxm", "a100-sxm-80gb", "b200", "mi300x", "ascend-910b"}) {
+    groups.push_back({{"gpu", gpu}, {"nodes", 8}, {"gpus_per_node", 8}});
+  }
+  cases.push_back({"deepseek-v3", "512x8types3v", json{{"name", "mixed"}, {"groups", groups}}, 4096, "alltoall"});
+  for (const Case& c : cases) {
+    if (!only.empty() && (c.model + " " + c.cluster).find(only) == std::string::npos) continue;
+    const char* model = c.model.c_str();
+    const char* cluster = c.cluster.c_str();
+    {
       const json doc = {{"format", "hapmoe.scenario/1"},
-                        {"model", model},
-                        {"cluster", cluster},
+                        {"model", c.model},
+                        {"cluster", c.cluster_doc},
                         {"training",
-                         {{"global_batch_size", small ? 256 : 512},
+                         {{"global_batch_size", c.gbs},
                           {"seq_length", 4096},
-                          {"moe_token_dispatcher_type", small ? "allgather" : "alltoall"}}},
+                          {"moe_token_dispatcher_type", c.dispatcher}}},
                         {"search", {{"mode", "hetero"}, {"top_k", 1}}}};
       auto s = parse_scenario(doc, presets);
       if (!s.ok()) {
@@ -100,7 +123,7 @@ int main(int argc, char** argv) {
       if (one_vendor > 0) std::snprintf(up1, sizeof up1, "%.3f", one_vendor);
       if (one_vendor > 0 && hetero > 0)
         std::snprintf(gain1, sizeof gain1, "%.2fx", one_vendor / hetero);
-      std::printf("%-9s %-7s %11s %11.3f %7s %11s %7s %9.0f  %s%s\n", model, cluster, up, hetero,
+      std::printf("%-11s %-11s %11s %11.3f %7s %11s %7s %9.0f  %s%s\n", model, cluster, up, hetero,
                   gain, up1, gain1, ms,
                   x.plans.empty() ? "no plan" : describe(s.value(), x.plans.front().plan).c_str(),
                   x.stats.budget_reached ? " (budget reached)" : "");

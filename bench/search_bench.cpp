@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
   cases.push_back({"deepseek-v3", "deepseek-v3", "512x8types", "flex", 4096, nullptr,
                    mixed({{"h100-sxm", 8}, {"h800-sxm", 8}, {"h20", 8}, {"h200-sxm", 8}, {"a100-sxm-80gb", 8}, {"a800", 8},
                           {"b200", 8}, {"mi300x", 8}})});
+  // 512 GPUs of 8 NVIDIA types (issue 21): the upstream search covers the whole cluster here.
+  cases.push_back({"deepseek-v3", "deepseek-v3", "512x8nvidia", "flex", 4096, nullptr,
+                   mixed({{"h100-sxm", 8}, {"h800-sxm", 8}, {"h20", 8}, {"h200-sxm", 8}, {"a100-sxm-80gb", 8}, {"a800", 8},
+                          {"b200", 8}, {"a100-sxm-40gb", 8}})});
   // A 192-layer DeepSeek-V3-like model (first 3 layers dense) on the 2048-GPU three-type cluster.
   {
     json m = presets.models.at("deepseek-v3");

@@ -37,6 +37,9 @@ struct SearchBudget {
   // search_clock_s() when max_seconds run out (set by the planner and the engines, unless set;
   // infinity = never).
   double deadline_s = std::numeric_limits<double>::infinity();
+  // Only plans faster than this are wanted (seconds per iteration; the planner's re-search within
+  // the memory margin sets it to the fastest plan within the margin found so far).
+  double prune_above_s = std::numeric_limits<double>::infinity();
 };
 
 // What a search used of each SearchBudget limit (summed over the searches of one call).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "evaluate/rules.hpp"
@@ -10,16 +11,110 @@
 #include "hetero/hetero_evaluate.hpp"
 #include "hetero/hetero_search.hpp"
 #include "search/search_budget.hpp"
+#include "search/top_plans.hpp"
 
 namespace hapmoe {
 
 namespace {
+
+// An engine: upstream_search or hetero_search.
+using Engine = Expected<SearchResult> (*)(const Scenario&, const SearchControl&, const SearchBudget&);
+
+// When an engine's fastest plan leaves less than the memory margin free, the fastest plans within
+// it are searched for: the same engine with each GPU's memory cut by the margin (a stage fits there
+// exactly when its peak stays within the margin here), its plans costed on the real GPUs and
+// ranked first. Without this, the plans within the margin would be only those the first search
+// happened to keep among the k fastest, and an entry that offers one split (its fastest, above
+// the margin) would hide a slower split within it.
+// Skipped when the fastest plan is not below useful_below_s (no plan of this engine can then rank
+// among the k kept), and with only_when_none when a plan within the margin was found already (the
+// hetero engine's bounds are weak: a second search there is run only when it is needed to show any
+// plan with room to spare).
+void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, const SearchControl& control,
+                          const SearchBudget& budget, SearchResult* r, double useful_below_s = 1e300,
+                          bool only_when_none = false) {
+  const double margin = s.search.memory_margin_fraction;
+  if (!(margin > 0) || r->plans.empty() || r->stats.cancelled || r->stats.budget_reached) return;
+  rank_by_memory_margin(s, r);  // flags them
+  const auto fastest = std::min_element(r->plans.begin(), r->plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
+    return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
+  });
+  if (fastest->metrics.within_memory_margin) return;  // the fastest plan of all is within it
+  if (fastest->metrics.iteration_time_s >= useful_below_s) return;
+  if (only_when_none && std::any_of(r->plans.begin(), r->plans.end(),
+                                    [](const PlanEvaluation& ev) { return ev.metrics.within_memory_margin; })) {
+    return;
+  }
+  Scenario tight = s;
+  for (NodeGroup& g : tight.cluster.groups) g.gpu.memory_gib *= 1 - margin;
+  tight.search.baselines = false;
+  SearchControl quiet;  // progress stays where the first search ended; cancel still stops it
+  quiet.cancel = control.cancel;
+  // Only plans faster than the fastest within the margin found so far can change the first plan
+  // (found exactly); the others within it are the fastest found.
+  SearchBudget left = remaining_budget(budget, r->stats.work);
+  left.prune_above_s = std::min(left.prune_above_s, useful_below_s);
+  for (const PlanEvaluation& ev : r->plans) {
+    if (ev.metrics.within_memory_margin) left.prune_above_s = std::min(left.prune_above_s, ev.metrics.iteration_time_s);
+  }
+  auto again = engine(tight, quiet, left);
+  if (!again) return;
+  add_budget_use(again->stats, &r->stats);
+  if (again->stats.cancelled) r->stats.cancelled = true;
+  std::vector<PlanEvaluation> all;
+  for (const PlanEvaluation& found : again->plans) {
+    PlanSpec plan = found.plan;
+    plan.runtime = runtime;
+    auto ev = evaluate_plan(s, plan);  // on the real GPUs
+    if (!ev || !ev->metrics.fits_memory) continue;
+    ev->plan.runtime = found.plan.runtime;
+    all.push_back(std::move(ev).value());
+  }
+  if (all.empty()) return;
+  char note[220];
+  std::snprintf(note, sizeof note,
+                "the fastest plans leave less than %.0f%% of a GPU's memory free: the fastest plans within that "
+                "margin were searched for on each GPU's memory less the margin and are ranked first",
+                100 * margin);
+  r->notes.push_back(note);
+  // Both lists, each plan once, within the margin first and each side by time; the k best.
+  for (PlanEvaluation& ev : r->plans) {
+    const std::string key = plan_key(ev.plan);
+    const bool seen = std::any_of(all.begin(), all.end(), [&](const PlanEvaluation& x) { return plan_key(x.plan) == key; });
+    if (!seen) all.push_back(std::move(ev));
+  }
+  r->plans = std::move(all);
+  rank_by_memory_margin(s, r);  // flags them
+  std::stable_sort(r->plans.begin(), r->plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
+    if (x.metrics.within_memory_margin != y.metrics.within_memory_margin) return x.metrics.within_memory_margin;
+    return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
+  });
+  // The k best; when they are all within the margin, the last place goes to the fastest plan
+  // above it (faster than the first, flagged: it is still the fastest if the prediction holds).
+  const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
+  if (r->plans.size() > k) {
+    const auto tight_first = std::find_if(r->plans.begin(), r->plans.end(),
+                                          [](const PlanEvaluation& ev) { return !ev.metrics.within_memory_margin; });
+    const size_t at = static_cast<size_t>(tight_first - r->plans.begin());
+    if (k >= 2 && at >= k && tight_first != r->plans.end()) {
+      const auto fastest_tight = std::min_element(tight_first, r->plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
+        return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
+      });
+      std::swap(r->plans[k - 1], *fastest_tight);
+    }
+    r->plans.resize(k);
+    r->stats.above_memory_margin = std::count_if(r->plans.begin(), r->plans.end(), [](const PlanEvaluation& ev) {
+      return !ev.metrics.within_memory_margin;
+    });
+  }
+}
 
 // "hetero" mode: the hetero engine's plans; with baselines, the best upstream plan (drawing on
 // what the hetero search left of the budget; a limit it reaches is the result's too) and the
 // upstream baselines, rebased onto hetero's first plan.
 Expected<SearchResult> hetero_mode(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
   auto h = hetero_search(s, scaled_control(control, 0, 0.9), budget);
+  if (h) search_within_margin(hetero_search, Runtime::kFlagScale, s, control, budget, &h.value(), 1e300, true);
   if (!h || !s.search.baselines || h->stats.cancelled) return h;
   SearchResult r = std::move(h).value();
   Scenario up = s;
@@ -86,11 +181,20 @@ Expected<SearchResult> auto_mode(const Scenario& s, const SearchControl& control
   constexpr double kUpstreamShare = 0.3;
   auto u = upstream_search(s, scaled_control(control, 0, kUpstreamShare), budget);
   if (!u) return u;
+  search_within_margin(upstream_search, Runtime::kMegatron, s, control, budget, &u.value());
   SearchResult r = std::move(u).value();
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   if (!r.stats.cancelled) {
     auto h = hetero_search(s, scaled_control(control, kUpstreamShare, 1 - kUpstreamShare), remaining_budget(budget, r.stats.work));
     if (h) {
+      // Upstream's k-th plan within the margin: a hetero plan within it must beat that to be kept.
+      double kth_within = 1e300;
+      size_t within = 0;
+      for (const PlanEvaluation& ev : r.plans) {
+        if (ev.metrics.within_memory_margin && ++within == k) kth_within = ev.metrics.iteration_time_s;
+      }
+      search_within_margin(hetero_search, Runtime::kFlagScale, s, control, remaining_budget(budget, r.stats.work),
+                           &h.value(), kth_within, true);
       rank_by_memory_margin(s, &r);
       rank_by_memory_margin(s, &h.value());
       r = rank_together(std::move(r), std::move(h).value(), k);
@@ -117,6 +221,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& give
     case SearchMode::kMegatron:
       r = upstream_search(s, control, budget);
       if (r) {
+        search_within_margin(upstream_search, Runtime::kMegatron, s, control, budget, &r.value());
         if (const std::string v = mixed_vendor_note(s); !v.empty()) r->notes.push_back(v);
       }
       break;

@@ -57,8 +57,9 @@ inline StagePlan hetero_stage(int group, const std::string& gpu, int layers, int
 // search.micro_batch_size ({1, 2} when unset); per-stage recompute "none"/"full", restricted to
 // those of search.recompute when it lists any (so set search.recompute: unset, the search also
 // tries selective sets this does not); every fraction of search.optimizer_offload_fraction (0
-// when unset).
-inline double hetero_brute_force(const Scenario& s) {
+// when unset). *best_ignoring_memory (optional): the same minimum over every plan the rules pass,
+// fitting in memory or not (memory binds where the two differ).
+inline double hetero_brute_force(const Scenario& s, double* best_ignoring_memory = nullptr) {
   const int L = s.model.num_layers, groups = static_cast<int>(s.cluster.groups.size());
   const std::vector<double> fractions = s.search.optimizer_offload_fraction.empty()
                                             ? std::vector<double>{0}
@@ -71,7 +72,8 @@ inline double hetero_brute_force(const Scenario& s) {
     if (rc.empty() || std::find(rc.begin(), rc.end(), r) != rc.end()) per_stage.push_back(r);
   }
   const int choices = static_cast<int>(per_stage.size());
-  double best = 1e300;
+  double best = 1e300, any = 1e300;
+  if (best_ignoring_memory) *best_ignoring_memory = any;
   if (choices == 0) return best;
   std::vector<std::vector<int>> orders;
   for (int mask = 1; mask < (1 << groups); ++mask) {
@@ -113,8 +115,10 @@ inline double hetero_brute_force(const Scenario& s) {
                 for (double f : fractions) {
                   p.optimizer_offload_fraction = f;
                   auto ev = evaluate_hetero_plan(s, p);
-                  if (ev.ok() && ev.value().metrics.fits_memory)
-                    best = std::min(best, ev.value().metrics.iteration_time_s);
+                  if (!ev.ok()) continue;
+                  const double t = ev.value().metrics.iteration_time_s;
+                  if (ev.value().metrics.fits_memory) best = std::min(best, t);
+                  if (best_ignoring_memory) any = std::min(any, t);
                 }
               }
               return;
@@ -149,6 +153,7 @@ inline double hetero_brute_force(const Scenario& s) {
     };
     pick(0);
   }
+  if (best_ignoring_memory) *best_ignoring_memory = any;
   return best;
 }
 

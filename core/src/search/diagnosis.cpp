@@ -101,7 +101,14 @@ Diagnosis diagnose_no_plan(const Scenario& s, double shortfall_bytes, const Sear
                      "check that num_experts is divisible by the allowed ep values"};
     return d;
   }
-  if (!(shortfall_bytes > 0)) {
+  // The memory prunes (the layer-split DPs' stage_memory, the searches' memory bounds) cut
+  // candidates for memory even when no overflow was measured: a bound cut them before costing.
+  bool memory_cut = false;
+  for (const char* counter : {"stage_memory", "stage_memory_bound", "memory_bound"}) {
+    const auto n = stats.pruned.find(counter);
+    memory_cut = memory_cut || (n != stats.pruned.end() && n->second > 0);
+  }
+  if (!(shortfall_bytes > 0) && !memory_cut) {
     // Nothing was over memory: the candidates failed otherwise (e.g. no finite time).
     const std::string top = top_rule(stats);
     d.message = "No plan passed the search's checks although none was over memory" +
@@ -109,7 +116,10 @@ Diagnosis diagnose_no_plan(const Scenario& s, double shortfall_bytes, const Sear
     d.suggestions = {"check the scenario's profile points and GPU figures for values far from the rest"};
     return d;
   }
-  d.message = "No plan fits in GPU memory; the closest one is " + gib_text(d.shortfall_gib) + " GiB over on its fullest stage.";
+  d.message = shortfall_bytes > 0
+                  ? "No plan fits in GPU memory; the closest one is " + gib_text(d.shortfall_gib) +
+                        " GiB over on its fullest stage."
+                  : std::string("No plan fits in GPU memory: the search's memory bounds cut every candidate.");
   const auto& rc = s.search.recompute;
   if (!rc.empty() && std::find(rc.begin(), rc.end(), Recompute::kFull) == rc.end()) {
     d.suggestions.push_back("allow recompute \"full\"");

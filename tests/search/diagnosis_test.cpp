@@ -164,6 +164,29 @@ TEST_CASE("diagnosis through the search: a memory shortfall with its number, bot
   CHECK(has(h->diagnosis->message, "No plan fits in GPU memory"));
 }
 
+TEST_CASE("diagnosis through the search: candidates cut by a memory bound are a memory finding") {
+  // On 7 GiB the upstream search's stage-memory bound cuts every candidate before a stage is
+  // costed (stats.pruned stage_memory_bound), so no overflow is measured: still memory, not
+  // "none was over memory" with a grid rule named.
+  const auto r = search_plans(one_node(7.0, 1, json::object(), kOneGpuSearch));
+  REQUIRE(r.ok());
+  REQUIRE(r->plans.empty());
+  REQUIRE(r->diagnosis);
+  CHECK(r->stats.pruned.count("stage_memory_bound"));
+  CHECK(has(r->diagnosis->message, "No plan fits in GPU memory"));
+  CHECK(!has(r->diagnosis->message, "none was over memory"));
+  CHECK(suggests(*r->diagnosis, "add GPUs"));
+  // Direct: memory counters without a measured overflow.
+  const Scenario s = one_node(80, 2);
+  for (const char* counter : {"stage_memory", "stage_memory_bound", "memory_bound"}) {
+    CAPTURE(counter);
+    const Diagnosis d = diagnose_no_plan(s, -1, stats_with(3, {{counter, 2}, {"expert_grid", 50}}));
+    CHECK(has(d.message, "No plan fits in GPU memory"));
+    CHECK(d.shortfall_gib == 0);
+    CHECK(suggests(d, "add GPUs"));
+  }
+}
+
 // Known limitation (search.cpp, not diagnosis.cpp): with no incumbent the upstream search cuts
 // candidates by a static memory bound (weights and optimizer state against the room) and reports
 // that bound's overflow, which leaves out the activations: the "closest one is X GiB over" is

@@ -247,15 +247,23 @@ TEST_CASE("diagnosis through the search: a stack rule that cuts every mesh is th
   }
 }
 
-TEST_CASE("diagnosis through the search: a spent budget is reported as such") {
-  SearchBudget budget;
-  budget.max_stage_costs = 1;
-  const auto r = search_plans(one_node(80, 2, {}, {{"baselines", false}}), {}, budget);
-  REQUIRE(r.ok());
-  if (r->plans.empty()) {
-    REQUIRE(r->diagnosis);
-    CHECK(has(r->diagnosis->message, "within the search's work budget"));
-  } else {
-    CHECK(r->stats.budget_reached);  // the even-split seeds may still give a plan
+TEST_CASE("diagnosis through the search: a spent budget is reported as such, both engines") {
+  for (const char* mode : {"megatron", "hetero"}) {
+    for (int limit = 0; limit < 3; ++limit) {
+      CAPTURE(mode);
+      CAPTURE(limit);
+      SearchBudget budget;
+      if (limit == 0) budget.max_stage_costs = 1;
+      if (limit == 1) budget.max_orders = 0;
+      if (limit == 2) budget.max_entries = 0;
+      const auto r = search_plans(one_node(6.0, 2, {}, {{"baselines", false}, {"mode", mode}}), {}, budget);
+      REQUIRE(r.ok());
+      REQUIRE(r->plans.empty());
+      CHECK(r->stats.budget_reached);
+      REQUIRE(r->diagnosis);
+      CHECK(has(r->diagnosis->message, "within the search's work budget"));
+      CHECK(!has(r->diagnosis->message, "No plan fits in GPU memory"));
+      CHECK(suggests(*r->diagnosis, "narrow the search lists"));
+    }
   }
 }

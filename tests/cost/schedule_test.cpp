@@ -1,13 +1,13 @@
 // schedule.hpp / schedule.cpp: the pipeline objective (1F1B and interleaved) and pipeline_time's
 // breakdown against hand-computed numbers, and 1F1B against a flow-shop recurrence that knows
 // nothing of the closed form.
+#include "hapmoe/schedule.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
-
-#include "hapmoe/schedule.hpp"
 
 using doctest::Approx;
 
@@ -104,7 +104,8 @@ TEST_CASE("pipeline_time: 1F1B equals the flow-shop recurrence on generated stag
 }
 
 TEST_CASE("pipeline_time: interleaving divides the bubble of a balanced pipeline by vpp") {
-  // Balanced: p stages of t per micro-batch. T = m t + (p - 1) t / v; bubble (p - 1) / (v m + p - 1).
+  // Balanced: p stages of t per micro-batch. T = m t + (p - 1) t / v; bubble (p - 1) / (v m + p -
+  // 1).
   for (int p : {2, 4, 8}) {
     for (int v : {1, 2, 3, 4}) {
       for (long long m : {1LL, 4LL, 16LL}) {
@@ -112,11 +113,13 @@ TEST_CASE("pipeline_time: interleaving divides the bubble of a balanced pipeline
         CAPTURE(v);
         CAPTURE(m);
         const double t = 0.25;
-        const auto r = hapmoe::pipeline_time(std::vector<double>(p, t), std::vector<double>(p, 0), m, v);
+        const auto r =
+            hapmoe::pipeline_time(std::vector<double>(p, t), std::vector<double>(p, 0), m, v);
         CHECK(r.pipeline_s == Approx(m * t + (p - 1) * t / v).epsilon(kEps));
         CHECK(r.bubble_fraction == Approx((p - 1.0) / (v * m + p - 1.0)).epsilon(1e-9));
         if (v > 1) {
-          const auto one = hapmoe::pipeline_time(std::vector<double>(p, t), std::vector<double>(p, 0), m, 1);
+          const auto one =
+              hapmoe::pipeline_time(std::vector<double>(p, t), std::vector<double>(p, 0), m, 1);
           CHECK(r.pipeline_s - m * t == Approx((one.pipeline_s - m * t) / v).epsilon(1e-9));
         }
       }

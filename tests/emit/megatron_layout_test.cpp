@@ -2,6 +2,8 @@
 // --pipeline-model-parallel-layout read back to the plan's split on generated splits (stage and
 // chunk layer counts, E first, MTP and L last, empty exactly for Megatron's even split).
 // tests/emit/layout_test.cpp has the grammar's hand-written cases.
+#include "emit/megatron_layout.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "emit/megatron_layout.hpp"
 #include "fixtures.hpp"
 
 using namespace hapmoe;
@@ -140,7 +141,7 @@ TEST_CASE("pipeline_layout reads back to the plan's split on generated splits") 
     std::vector<int> layers(pp);
     int total = 0;
     for (int& n : layers) total += n = vpp + next(6);  // every stage holds at least vpp layers
-    if (next(4) == 0) {  // sometimes Megatron's even split
+    if (next(4) == 0) {                                // sometimes Megatron's even split
       const int per = vpp * (1 + next(4));
       layers.assign(pp, per);
       total = per * pp;

@@ -140,11 +140,10 @@ TEST_CASE("hetero search equals the brute force on 300 generated instances") {
     }
   }
   MESSAGE("generated instances: " << kInstances << ", with a plan: " << with_plan
-                                  << ", memory-bound: " << memory_bound
-                                  << " (of them with a plan: " << bound_with_plan
-                                  << "), three groups: " << three_groups << " (twins: " << twins
-                                  << "); brute force " << brute_s << " s, search " << search_s
-                                  << " s");
+                                  << ", memory-bound: " << memory_bound << " (of them with a plan: "
+                                  << bound_with_plan << "), three groups: " << three_groups
+                                  << " (twins: " << twins << "); brute force " << brute_s
+                                  << " s, search " << search_s << " s");
   CHECK(with_plan >= kInstances / 3);
   CHECK(memory_bound >= kInstances / 5);
   CHECK(bound_with_plan >= kInstances / 10);

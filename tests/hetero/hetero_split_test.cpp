@@ -1,13 +1,14 @@
 // hetero_split: the DP over (stage, layers) with a per-stage option against a brute force over
 // every layer split x every per-stage option, costed with the same stage models
 // (hetero_split_objective, and independently evaluate_hetero_plan); incumbent, memory and budget.
+#include "hetero/hetero_split.hpp"
+
 #include <doctest/doctest.h>
 
 #include <functional>
 #include <memory>
 
 #include "hetero/hetero_evaluate.hpp"
-#include "hetero/hetero_split.hpp"
 #include "hetero_fixtures.hpp"
 
 using namespace hapmoe;
@@ -74,7 +75,8 @@ std::optional<HeteroSplit> brute_split(const HeteroSplitProblem& p, int* feasibl
           if (!best || *obj < best->objective_s) best = HeteroSplit{layers, option, *obj};
           return;
         }
-        for (option[k] = 0; option[k] < static_cast<int>(p.options[k].size()); ++option[k]) opts(k + 1);
+        for (option[k] = 0; option[k] < static_cast<int>(p.options[k].size()); ++option[k])
+          opts(k + 1);
       };
       opts(0);
       return;
@@ -158,7 +160,8 @@ TEST_CASE("hetero split: the DP equals the brute force over splits x options, ro
         auto ev = evaluate_hetero_plan(f.s, f.with(*dp));
         REQUIRE(ev.ok());
         CHECK(ev.value().metrics.fits_memory);
-        CHECK(ev.value().metrics.iteration_time_s == doctest::Approx(dp->objective_s).epsilon(1e-9));
+        CHECK(ev.value().metrics.iteration_time_s ==
+              doctest::Approx(dp->objective_s).epsilon(1e-9));
         for (int o : dp->option) with_full += o == 1;
       }
     }
@@ -197,7 +200,8 @@ TEST_CASE("hetero split: where only full recompute fits, the DP takes it and non
       int full_stages = 0;
       for (int o : r_both->option) full_stages += o == 1;
       CHECK(full_stages >= 1);
-      CHECK(r_both->objective_s == doctest::Approx(brute_split(both.prob)->objective_s).epsilon(1e-12));
+      CHECK(r_both->objective_s ==
+            doctest::Approx(brute_split(both.prob)->objective_s).epsilon(1e-12));
       CHECK(k0.memory > 0);
       CHECK(k0.min_shortfall_bytes > 0);
       ++found;

@@ -1,13 +1,14 @@
 // diagnose_no_plan: each branch (work budget, rules that cut every mesh, no finite time, memory
 // shortfall with its number and the suggestions that follow from the scenario), by direct calls
 // and through the real search.
+#include "search/diagnosis.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 
 #include "hapmoe/cost_memory.hpp"
 #include "hapmoe/planner.hpp"
-#include "search/diagnosis.hpp"
 #include "test_scenarios.hpp"
 
 using namespace hapmoe;
@@ -33,16 +34,15 @@ Scenario one_node(double memory_gib, int gpus, json training = json::object(),
   model["num_layers"] = layers;
   training["global_batch_size"] = 16;
   if (!training.contains("seq_length")) training["seq_length"] = 1024;
-  return scenario_from(
-      {{"format", "hapmoe.scenario/1"},
-       {"model", model},
-       {"cluster",
-        {{"groups",
-          {{{"gpu", {{"preset", "h100-sxm"}, {"memory_gib", memory_gib}}},
-            {"nodes", 1},
-            {"gpus_per_node", gpus}}}}}},
-       {"training", training},
-       {"search", search}});
+  return scenario_from({{"format", "hapmoe.scenario/1"},
+                        {"model", model},
+                        {"cluster",
+                         {{"groups",
+                           {{{"gpu", {{"preset", "h100-sxm"}, {"memory_gib", memory_gib}}},
+                             {"nodes", 1},
+                             {"gpus_per_node", gpus}}}}}},
+                        {"training", training},
+                        {"search", search}});
 }
 
 SearchStats stats_with(long long candidates, std::map<std::string, long long> pruned,
@@ -72,8 +72,8 @@ TEST_CASE("diagnosis: the budget branch wins over everything and is not a memory
 
 TEST_CASE("diagnosis: no candidate names the rule that cut the most; none over memory") {
   const Scenario s = one_node(80, 2);
-  const Diagnosis d =
-      diagnose_no_plan(s, -1, stats_with(0, {{"batch_divisible", 3}, {"experts_divisible_by_ep", 7}}));
+  const Diagnosis d = diagnose_no_plan(
+      s, -1, stats_with(0, {{"batch_divisible", 3}, {"experts_divisible_by_ep", 7}}));
   CHECK(has(d.message, "No mesh shape passes the Megatron-LM rules"));
   CHECK(has(d.message, "(most were cut by rule \"experts_divisible_by_ep\")"));
   CHECK(suggests(d, "num_experts is divisible by the allowed ep values"));
@@ -117,8 +117,9 @@ TEST_CASE("diagnosis: a memory shortfall gives its number and the suggestions th
     CHECK(!suggests(d, "use_distributed_optimizer"));
   }
   {
-    Scenario s = one_node(80, 2, {{"use_distributed_optimizer", false}, {"overlap_param_gather", false}},
-                          {{"recompute", {"none", "full"}}, {"micro_batch_size", {1, 2}}});
+    Scenario s =
+        one_node(80, 2, {{"use_distributed_optimizer", false}, {"overlap_param_gather", false}},
+                 {{"recompute", {"none", "full"}}, {"micro_batch_size", {1, 2}}});
     s.model.mtp_num_layers = 1;
     const Diagnosis d = diagnose_no_plan(s, 1 * kGiB, st);
     CHECK(!suggests(d, "allow recompute"));
@@ -148,8 +149,7 @@ TEST_CASE("diagnosis through the search: a memory shortfall with its number, bot
   CHECK(suggests(d, "add GPUs"));
   CHECK(suggests(d, "optimizer_offload_fraction up to 1"));
   MESSAGE("shortfall on one GPU of " << capacity << " GiB: " << d.shortfall_gib << " GiB");
-  const auto less =
-      search_plans(one_node(capacity + d.shortfall_gib * 0.99, 1, {}, kOneGpuSearch));
+  const auto less = search_plans(one_node(capacity + d.shortfall_gib * 0.99, 1, {}, kOneGpuSearch));
   REQUIRE(less.ok());
   CHECK(less->plans.empty());
   // The hetero engine's DP reports its shortfall too.
@@ -256,7 +256,8 @@ TEST_CASE("diagnosis through the search: a spent budget is reported as such, bot
       if (limit == 0) budget.max_stage_costs = 1;
       if (limit == 1) budget.max_orders = 0;
       if (limit == 2) budget.max_entries = 0;
-      const auto r = search_plans(one_node(6.0, 2, {}, {{"baselines", false}, {"mode", mode}}), {}, budget);
+      const auto r =
+          search_plans(one_node(6.0, 2, {}, {{"baselines", false}, {"mode", mode}}), {}, budget);
       REQUIRE(r.ok());
       REQUIRE(r->plans.empty());
       CHECK(r->stats.budget_reached);

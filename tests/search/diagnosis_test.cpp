@@ -93,14 +93,14 @@ TEST_CASE("diagnosis: a memory shortfall gives its number and the suggestions th
     const Scenario s = one_node(80, 2);
     const Diagnosis d = diagnose_no_plan(s, 0.788 * kGiB, st);
     CHECK(d.message ==
-          "No plan fits in GPU memory; the closest one is 0.788 GiB over on its fullest stage.");
+          "No plan fits in GPU memory; the closest one is at least 0.788 GiB over on its fullest stage.");
     CHECK(d.shortfall_gib == doctest::Approx(0.788));
     CHECK(d.suggestions == std::vector<std::string>{"add GPUs, or use GPUs with more memory"});
   }
   {
     // Below a thousandth of a GiB: three significant digits, never "0.000".
     const Diagnosis d = diagnose_no_plan(one_node(80, 2), 0.00012 * kGiB, st);
-    CHECK(has(d.message, "closest one is 0.00012 GiB over"));
+    CHECK(has(d.message, "closest one is at least 0.00012 GiB over"));
   }
   {
     const Scenario s = one_node(80, 2, json::object(),
@@ -144,7 +144,7 @@ TEST_CASE("diagnosis through the search: a memory shortfall with its number, bot
   REQUIRE(r->plans.empty());
   REQUIRE(r->diagnosis);
   const Diagnosis& d = *r->diagnosis;
-  CHECK(has(d.message, "No plan fits in GPU memory; the closest one is "));
+  CHECK(has(d.message, "No plan fits in GPU memory; the closest one is at least "));
   REQUIRE(d.shortfall_gib > 0);
   CHECK(suggests(d, "add GPUs"));
   CHECK(suggests(d, "optimizer_offload_fraction up to 1"));
@@ -187,11 +187,11 @@ TEST_CASE("diagnosis through the search: candidates cut by a memory bound are a 
   }
 }
 
-// Known limitation (search.cpp, not diagnosis.cpp): with no incumbent the upstream search cuts
-// candidates by a static memory bound (weights and optimizer state against the room) and reports
-// that bound's overflow, which leaves out the activations: the "closest one is X GiB over" is
-// smaller than what any plan lacks (on 6 GiB it says 0.864 GiB, the first plan fits at ~8.44 GiB
-// peak). may_fail: reports without failing the run until the number is the real shortfall.
+// Known limitation (search.cpp, not diagnosis.cpp): the upstream search cuts candidates by a
+// static memory bound (weights and optimizer state against the room) and reports that bound's
+// overflow, which leaves out the activations, so the number is only a lower bound (the message
+// says "at least"): on 6 GiB it says 0.864 GiB, yet no plan fits below 8 GiB. may_fail: reported
+// without failing the run until the number is what the closest candidate really lacks.
 TEST_CASE("diagnosis through the search: memory + the reported shortfall fits a plan" *
           doctest::may_fail()) {
   const double capacity = 6.0;

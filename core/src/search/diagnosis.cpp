@@ -117,7 +117,9 @@ Diagnosis diagnose_no_plan(const Scenario& s, double shortfall_bytes, const Sear
     return d;
   }
   d.message = shortfall_bytes > 0
-                  ? "No plan fits in GPU memory; the closest one is " + gib_text(d.shortfall_gib) +
+                  // At least: a candidate cut by a memory bound (weights and optimizer state, no
+                  // activations) reports the bound's overflow, less than what it really lacks.
+                  ? "No plan fits in GPU memory; the closest one is at least " + gib_text(d.shortfall_gib) +
                         " GiB over on its fullest stage."
                   : std::string("No plan fits in GPU memory: the search's memory bounds cut every candidate.");
   const auto& rc = s.search.recompute;

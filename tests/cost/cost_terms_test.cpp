@@ -485,48 +485,7 @@ TEST_CASE("layer_activation_bytes, layer_working_bytes, logits") {
   CHECK(hapmoe::logits_activation_bytes(100, 2, 1024) == 204800);
 }
 
-// ---------------------------------------------------------------- schedule.hpp
-
-TEST_CASE("iteration_time_s: 1F1B and interleaved") {
-  // 1F1B: sum + (m - 1) max + tail = 10 + 7 x 4 + 1.
-  CHECK(hapmoe::iteration_time_s(10, 4, 1, 8, 1) == 39);
-  // vpp 2: 10/2 + (8 - 1/2) x 4 + 1 = 5 + 30 + 1.
-  CHECK(hapmoe::iteration_time_s(10, 4, 1, 8, 2) == 36);
-  // vpp 4: 10/4 + (8 - 1/4) x 4 + 0 = 2.5 + 31.
-  CHECK(hapmoe::iteration_time_s(10, 4, 0, 8, 4) == 33.5);
-}
-
-TEST_CASE("pipeline_time and bubble fraction") {
-  SUBCASE("equal stages: bubble (p - 1) / (m + p - 1)") {
-    const auto t = hapmoe::pipeline_time({1, 1, 1, 1}, {0, 0, 0, 0}, 8, 1);
-    CHECK(t.pipeline_s == 11);  // 4 + 7
-    CHECK(t.tail_s == 0);
-    CHECK(t.iteration_s == 11);
-    CHECK(t.bubble_fraction == Approx(3.0 / 11).epsilon(kEps));  // 1 - 32 / 44
-  }
-  SUBCASE("unequal stages, 1F1B") {
-    // sum 10, max 4, max tail 1: T = 10 + 28 + 1 = 39, pipeline 38.
-    // busy 10 x 8 = 80 of 4 x 38 = 152 stage-seconds.
-    const auto t = hapmoe::pipeline_time({2, 4, 3, 1}, {0.5, 1, 0.2, 0}, 8, 1);
-    CHECK(t.iteration_s == 39);
-    CHECK(t.tail_s == 1);
-    CHECK(t.pipeline_s == 38);
-    CHECK(t.bubble_fraction == Approx(1 - 80.0 / 152).epsilon(kEps));
-  }
-  SUBCASE("unequal stages, interleaved vpp 2") {
-    // pipeline 5 + 7.5 x 4 = 35; busy 80 of 140.
-    const auto t = hapmoe::pipeline_time({2, 4, 3, 1}, {0.5, 1, 0.2, 0}, 8, 2);
-    CHECK(t.pipeline_s == 35);
-    CHECK(t.iteration_s == 36);
-    CHECK(t.bubble_fraction == Approx(3.0 / 7).epsilon(kEps));
-  }
-  SUBCASE("one stage: no bubble") {
-    const auto t = hapmoe::pipeline_time({2}, {0.5}, 8, 1);
-    CHECK(t.pipeline_s == 16);
-    CHECK(t.iteration_s == 16.5);
-    CHECK(t.bubble_fraction == 0);
-  }
-}
+// schedule.hpp: tests/cost/schedule_test.cpp.
 
 // ---------------------------------------------------------------- example plans
 

@@ -11,52 +11,26 @@
 #include "hapmoe/planner.hpp"
 #include "hetero/hetero_rules.hpp"
 #include "hetero/hetero_search.hpp"
+#include "hetero_fixtures.hpp"
 #include "test_scenarios.hpp"
 
 using namespace hapmoe;
+using hapmoe::testing::hetero_brute_force;
+using hapmoe::testing::hetero_scenario;
+using hapmoe::testing::hetero_stage;
+using hapmoe::testing::two_type_cluster;
 using hapmoe::testing::scenario_from;
 using hapmoe::testing::small_moe_model;
 using nlohmann::json;
 
 namespace {
 
-// Two groups of one node each: H800 (2 GPUs per node) and 910B (2 GPUs per node).
-json two_type_cluster(double h800_gib = 80, double ascend_gib = 64, int gpn = 2) {
-  return {{"name", "two"},
-          {"groups",
-           {{{"gpu", {{"preset", "h800-sxm"}, {"memory_gib", h800_gib}}},
-             {"nodes", 1},
-             {"gpus_per_node", gpn}},
-            {{"gpu", {{"preset", "ascend-910b"}, {"memory_gib", ascend_gib}}},
-             {"nodes", 1},
-             {"gpus_per_node", gpn}}}},
-          {"inter_group_gbps", 12.5}};
-}
-
-Scenario hetero_scenario(json model, json cluster, json search = json::object()) {
-  search["mode"] = "hetero";
-  return scenario_from({{"format", "hapmoe.scenario/1"},
-                        {"model", model},
-                        {"cluster", cluster},
-                        {"training", {{"global_batch_size", 16}, {"seq_length", 1024}}},
-                        {"search", search}});
-}
-
-StagePlan stage(int group, const char* gpu, int layers, int tp, int dp, int ep = 1, int etp = 1) {
-  StagePlan st;
-  st.group = group;
-  st.gpu = gpu;
-  st.layers = layers;
-  st.tp = tp, st.cp = 1, st.dp = dp, st.ep = ep, st.etp = etp;
-  return st;
-}
-
 // Mesh 0: H800 tp 1 dp 2; mesh 1: 910B tp 2 dp 1 (8 layers: 5 + 3).
 PlanSpec two_mesh_plan() {
   PlanSpec p;
   p.pp = 2;
   p.micro_batch_size = 1;
-  p.stages = {stage(0, "h800-sxm", 5, 1, 2), stage(1, "ascend-910b", 3, 2, 1)};
+  p.stages = {hetero_stage(0, "h800-sxm", 5, 1, 2), hetero_stage(1, "ascend-910b", 3, 2, 1)};
   p.tp = 1, p.dp = 2;
   return p;
 }
@@ -128,8 +102,8 @@ TEST_CASE("hetero rules pass on a valid two-mesh plan and each fails on its own 
                                       {{"gpu", "h800-sxm"}, {"nodes", 1}, {"gpus_per_node", 2}}}}});
   p = ok;
   p.pp = 3;
-  p.stages = {stage(0, "h800-sxm", 3, 1, 2), stage(1, "ascend-910b", 3, 1, 2),
-              stage(2, "h800-sxm", 2, 1, 2)};
+  p.stages = {hetero_stage(0, "h800-sxm", 3, 1, 2), hetero_stage(1, "ascend-910b", 3, 1, 2),
+              hetero_stage(2, "h800-sxm", 2, 1, 2)};
   CHECK(rule_of(rule_hetero_device_types_adjacent(three, p)) == "hetero_device_types_adjacent");
   std::swap(p.stages[1], p.stages[2]);
   CHECK(rule_of(rule_hetero_device_types_adjacent(three, p)) == "");
@@ -172,7 +146,7 @@ TEST_CASE("evaluate takes a hetero plan and names the broken FlagScale rule") {
 TEST_CASE("a stage is costed with its own mesh: the rescaled micro-batch doubles its tokens") {
   Scenario s = hetero_scenario(small_moe_model(), two_type_cluster());
   PlanSpec p = two_mesh_plan();
-  p.stages[1] = stage(1, "ascend-910b", 3, 1, 1);  // dp 1: runs micro-batches of 2
+  p.stages[1] = hetero_stage(1, "ascend-910b", 3, 1, 1);  // dp 1: runs micro-batches of 2
   p.stages[1].tp = 2;
   HeteroModelCache cache(s);
   const PlanEvaluation ev = evaluate_hetero_with_cache(s, p, cache);
@@ -200,93 +174,6 @@ TEST_CASE("per-stage recompute runs are FlagScale's [stages, micro-batches, valu
 }
 
 namespace {
-
-// Brute force over the hetero space, sharing none of the search's bounds or DP: every group
-// order, every mesh per group (tp, pp, ep, etp over the search's value sets), every micro-batch,
-// every layer split and every per-stage recompute ("none"/"full"), each plan checked with the
-// FlagScale rules and costed by evaluate_hetero_plan, with every optimizer offload fraction of
-// search.optimizer_offload_fraction (0 when unset). Best iteration time (1e300 if none fits).
-double hetero_brute_force(const Scenario& s) {
-  const int L = s.model.num_layers, groups = static_cast<int>(s.cluster.groups.size());
-  const std::vector<double> fractions = s.search.optimizer_offload_fraction.empty()
-                                            ? std::vector<double>{0}
-                                            : s.search.optimizer_offload_fraction;
-  double best = 1e300;
-  std::vector<std::vector<int>> orders;
-  for (int mask = 1; mask < (1 << groups); ++mask) {
-    std::vector<int> used;
-    for (int g = 0; g < groups; ++g) {
-      if (mask & (1 << g)) used.push_back(g);
-    }
-    do orders.push_back(used);
-    while (std::next_permutation(used.begin(), used.end()));
-  }
-  for (const auto& order : orders) {
-    std::vector<HeteroShape> meshes(order.size());
-    std::function<void(size_t)> pick = [&](size_t k) {
-      if (k == order.size()) {
-        PlanSpec p;
-        p.vpp = 1;
-        for (size_t i = 0; i < order.size(); ++i) {
-          for (int j = 0; j < meshes[i].pp; ++j) {
-            p.stages.push_back(stage(order[i], s.cluster.groups[order[i]].gpu.id.c_str(), 1,
-                                     meshes[i].tp, meshes[i].dp, meshes[i].ep, meshes[i].etp));
-          }
-        }
-        p.pp = static_cast<int>(p.stages.size());
-        if (p.pp > L) return;
-        p.tp = p.stages[0].tp, p.dp = p.stages[0].dp, p.ep = p.stages[0].ep,
-        p.etp = p.stages[0].etp;
-        for (int mbs : {1, 2}) {
-          p.micro_batch_size = mbs;
-          std::function<void(int, int)> split = [&](int i, int left) {
-            if (i == p.pp - 1) {
-              p.stages[i].layers = left;
-              for (int rc = 0; rc < (1 << p.pp); ++rc) {
-                for (int j = 0; j < p.pp; ++j)
-                  p.stages[j].recompute = (rc >> j) & 1 ? Recompute::kFull : Recompute::kNone;
-                for (double f : fractions) {
-                  p.optimizer_offload_fraction = f;
-                  auto ev = evaluate_hetero_plan(s, p);
-                  if (ev.ok() && ev.value().metrics.fits_memory)
-                    best = std::min(best, ev.value().metrics.iteration_time_s);
-                }
-              }
-              return;
-            }
-            for (int n = 1; n <= left - (p.pp - 1 - i); ++n) {
-              p.stages[i].layers = n;
-              split(i + 1, left - n);
-            }
-          };
-          split(0, L);
-        }
-        return;
-      }
-      const NodeGroup& g = s.cluster.groups[order[k]];
-      auto allowed = [](const std::vector<int>& list, int v) {
-        return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
-      };
-      for (int tp = 1; tp <= g.gpus_per_node; tp *= 2) {
-        if (!allowed(s.search.tp, tp)) continue;
-        for (int pp = 1; pp * tp <= g.gpus(); ++pp) {
-          if (g.gpus() % (pp * tp) != 0) continue;
-          for (int ep = 1; ep <= s.model.num_experts; ep *= 2) {
-            if (!allowed(s.search.ep, ep)) continue;
-            for (int etp : {1, tp}) {
-              if (etp != 1 && etp == tp && tp == 1) continue;
-              meshes[k] = {tp, ep, etp, g.gpus() / (pp * tp), pp};
-              pick(k + 1);
-              if (tp == 1) break;  // etp {1, 1}: once
-            }
-          }
-        }
-      }
-    };
-    pick(0);
-  }
-  return best;
-}
 
 double searched_best(const Scenario& s) {
   auto r = hetero_search(s);

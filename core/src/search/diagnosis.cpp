@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <sstream>
 
+#include "evaluate/rules.hpp"
 #include "hapmoe/cost_memory.hpp"
+#include "search/stack_choices.hpp"
 
 namespace hapmoe {
 
@@ -31,6 +33,44 @@ std::string top_rule(const SearchStats& stats) {
   return top;
 }
 
+// The rule to name when no mesh shape passes: the one the simplest mesh the scenario allows
+// (smallest listed sizes, dp = ep x etp so the expert grid holds, the first software stack)
+// breaks, when the search counted it too: such a rule (a training flag's, e.g. full-iteration
+// CUDA graphs with a dropless MoE) cuts every mesh that passes the others, while a grid rule
+// such as expert_grid can cut more of the search's own combinations without being the
+// obstacle (*simplest = true). Else the rule that cut the most.
+std::string blocking_rule(const Scenario& s, const SearchStats& stats, bool* simplest) {
+  *simplest = false;
+  auto least = [](const std::vector<int>& list) {
+    return list.empty() ? 1 : *std::min_element(list.begin(), list.end());
+  };
+  const SearchSpec& sp = s.search;
+  Mesh m;
+  m.tp = least(sp.tp), m.cp = least(sp.cp), m.ep = least(sp.ep), m.etp = least(sp.etp);
+  m.dp = m.ep * m.etp;
+  m.micro_batch_size = least(sp.micro_batch_size);
+  m.sequence_parallel = m.tp > 1;
+  if (!sp.recompute.empty()) m.recompute = sp.recompute.front();
+  if (!sp.optimizer_offload_fraction.empty()) {
+    m.optimizer_offload_fraction =
+        *std::min_element(sp.optimizer_offload_fraction.begin(), sp.optimizer_offload_fraction.end());
+  }
+  const std::vector<Dispatch> dispatches = dispatch_choices(s);
+  if (!dispatches.empty()) {
+    m.dispatch = dispatches.front();
+    const std::vector<CudaGraphs> graphs = graph_choices(s, m.dispatch);
+    if (!graphs.empty()) m.cuda_graphs = graphs.front();
+  }
+  if (const RuleResult v = check_shape_rules(s, m)) {
+    const auto counted = stats.pruned.find(std::string(v->rule));
+    if (counted != stats.pruned.end() && counted->second > 0) {
+      *simplest = true;
+      return counted->first;
+    }
+  }
+  return top_rule(stats);
+}
+
 }  // namespace
 
 Diagnosis diagnose_no_plan(const Scenario& s, double shortfall_bytes, const SearchStats& stats) {
@@ -50,16 +90,25 @@ Diagnosis diagnose_no_plan(const Scenario& s, double shortfall_bytes, const Sear
     return d;
   }
   if (stats.candidates == 0) {
-    // Name the rule that cut the most candidates.
-    const std::string top = top_rule(stats);
+    bool simplest = false;
+    const std::string top = blocking_rule(s, stats, &simplest);
     d.message = "No mesh shape passes the Megatron-LM rules for this model, cluster and batch size" +
-                (top.empty() ? std::string(".") : " (most were cut by rule \"" + top + "\").");
+                (top.empty()  ? std::string(".")
+                 : simplest ? " (rule \"" + top + "\" cuts even the simplest mesh the search lists allow)."
+                            : " (most were cut by rule \"" + top + "\").");
     d.suggestions = {"relax the search constraints (tp, pp, ep, cp, micro_batch_size lists)",
                      "choose a global_batch_size divisible by more data-parallel sizes",
                      "check that num_experts is divisible by the allowed ep values"};
     return d;
   }
-  if (!(shortfall_bytes > 0)) {
+  // The memory prunes (the layer-split DPs' stage_memory, the searches' memory bounds) cut
+  // candidates for memory even when no overflow was measured: a bound cut them before costing.
+  bool memory_cut = false;
+  for (const char* counter : {"stage_memory", "stage_memory_bound", "memory_bound"}) {
+    const auto n = stats.pruned.find(counter);
+    memory_cut = memory_cut || (n != stats.pruned.end() && n->second > 0);
+  }
+  if (!(shortfall_bytes > 0) && !memory_cut) {
     // Nothing was over memory: the candidates failed otherwise (e.g. no finite time).
     const std::string top = top_rule(stats);
     d.message = "No plan passed the search's checks although none was over memory" +
@@ -67,7 +116,12 @@ Diagnosis diagnose_no_plan(const Scenario& s, double shortfall_bytes, const Sear
     d.suggestions = {"check the scenario's profile points and GPU figures for values far from the rest"};
     return d;
   }
-  d.message = "No plan fits in GPU memory; the closest one is " + gib_text(d.shortfall_gib) + " GiB over on its fullest stage.";
+  d.message = shortfall_bytes > 0
+                  // At least: a candidate cut by a memory bound (weights and optimizer state, no
+                  // activations) reports the bound's overflow, less than what it really lacks.
+                  ? "No plan fits in GPU memory; the closest one is at least " + gib_text(d.shortfall_gib) +
+                        " GiB over on its fullest stage."
+                  : std::string("No plan fits in GPU memory: the search's memory bounds cut every candidate.");
   const auto& rc = s.search.recompute;
   if (!rc.empty() && std::find(rc.begin(), rc.end(), Recompute::kFull) == rc.end()) {
     d.suggestions.push_back("allow recompute \"full\"");

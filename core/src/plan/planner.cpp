@@ -114,17 +114,21 @@ void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, con
 // upstream baselines, rebased onto hetero's first plan.
 Expected<SearchResult> hetero_mode(const Scenario& s, const SearchControl& control, const SearchBudget& budget) {
   auto h = hetero_search(s, scaled_control(control, 0, 0.9), budget);
-  if (h) search_within_margin(hetero_search, Runtime::kFlagScale, s, control, budget, &h.value(), 1e300, true);
-  if (!h || !s.search.baselines || h->stats.cancelled) return h;
+  if (!h || h->stats.cancelled) return h;
   SearchResult r = std::move(h).value();
-  Scenario up = s;
-  up.search.top_k = 1;
-  auto u = upstream_search(up, scaled_control(control, 0.9, 0.1), remaining_budget(budget, r.stats.work));
-  if (u) add_budget_use(u->stats, &r.stats);
-  if (!u || u->plans.empty() || r.plans.empty()) return r;
-  r.upstream = Baseline{u->plans.front(), 0};
-  r.megatron_default = u->megatron_default;
-  r.uniform = u->uniform;
+  if (s.search.baselines) {
+    Scenario up = s;
+    up.search.top_k = 1;
+    auto u = upstream_search(up, scaled_control(control, 0.9, 0.1), remaining_budget(budget, r.stats.work));
+    if (u) add_budget_use(u->stats, &r.stats);
+    if (u && !u->plans.empty() && !r.plans.empty()) {
+      r.upstream = Baseline{u->plans.front(), 0};
+      r.megatron_default = u->megatron_default;
+      r.uniform = u->uniform;
+    }
+  }
+  // After the upstream comparison, which it must not starve of the budget.
+  search_within_margin(hetero_search, Runtime::kFlagScale, s, control, budget, &r, 1e300, true);
   rebase_baselines(&r);  // onto hetero's first plan
   return r;
 }

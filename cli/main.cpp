@@ -240,6 +240,9 @@ int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
   if (r["plans"].empty()) {
     const json& d = r["diagnosis"];
     std::printf("no feasible plan: %s\n", d.value("message", "").c_str());
+    for (const auto& rule : d.value("rules", json::array())) {
+      std::printf("  %s: %s\n", rule["rule"].get<std::string>().c_str(), rule["sentence"].get<std::string>().c_str());
+    }
     if (d.contains("closest_plan")) print_closest_plan(d["closest_plan"]);
     for (const auto& s : d["suggestions"]) std::printf("  - %s\n", s.get<std::string>().c_str());
     return 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "evaluate/rule_text.hpp"
 #include "io/budget_io.hpp"
 #include "search/baselines.hpp"
 #include "hapmoe/result_io.hpp"
@@ -83,9 +84,15 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   if (r.megatron_default) baselines["megatron_default"]["rule"] = kMegatronDefaultRule;
   if (r.uniform) baselines["uniform"]["rule"] = kUniformRule;
   json pruned = json::object();
-  for (const auto& [k, v] : r.stats.pruned) pruned[k] = v;
+  json rule_sentences = json::object();  // what each counter with a count means
+  std::vector<std::string> rule_names;
+  for (const auto& [k, v] : r.stats.pruned) {
+    pruned[k] = v;
+    rule_names.push_back(k);
+    if (v > 0) rule_sentences[k] = rule_sentence(k);
+  }
   json stats = {{"candidates", r.stats.candidates}, {"evaluated", r.stats.evaluated},
-                {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"cancelled", r.stats.cancelled}};
+                {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"rules", rule_sentences}, {"cancelled", r.stats.cancelled}};
   stats["above_memory_margin"] = r.stats.above_memory_margin;
   stats["memory_margin_fraction"] = round_sig(s.search.memory_margin_fraction);
   if (r.stats.budget_reached) {
@@ -117,6 +124,15 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
     out["diagnosis"] = {{"message", r.diagnosis->message},
                         {"shortfall_gib", round_sig(r.diagnosis->shortfall_gib)},
                         {"suggestions", r.diagnosis->suggestions}};
+    json named = json::array();
+    for (const std::string& rule : rules_named_in(r.diagnosis->message, rule_names)) {
+      json fields = json::array();
+      if (const RuleText* t = find_rule_text(rule)) {
+        for (std::string_view f : t->fields) fields.push_back(std::string(f));
+      }
+      named.push_back({{"rule", rule}, {"sentence", rule_sentence(rule)}, {"fields", fields}});
+    }
+    out["diagnosis"]["rules"] = named;
     if (r.diagnosis->closest) out["diagnosis"]["closest_plan"] = closest_plan_to_json(*r.diagnosis->closest);
   }
   return out;

@@ -69,5 +69,9 @@ describe('no feasible plan', { timeout: 240_000 }, () => {
     assert.deepEqual(causes.map(([f]) => f).sort(), ['cluster.groups[0].gpus_per_node', 'search.tp']);
     assert.ok(causes.every(([, shown]) => shown), 'highlighted fields are shown (their sections opened)');
     assert.match(await page.$eval(field('search.tp'), (e) => getComputedStyle(e).outlineStyle), /solid/);
+    // The search statistics: each pruning counter with the core's sentence, never its id.
+    const pruned = await page.locator('#summary details.pruned li').allTextContents();
+    assert.ok(pruned.some((li) => /^\d[\d,]* TP must divide the GPUs of one node/.test(li)), pruned.join(' | '));
+    for (const li of pruned) assert.doesNotMatch(li, /\b[a-z]+(_[a-z0-9]+)+\b/, 'no raw counter id');
   });
 });

@@ -139,6 +139,20 @@ void print_plan_row(int rank, const json& p, bool runtimes = false) {
               fmt(max_of(m["peak_memory_gib"]), 1).c_str(), split_of(pl).c_str());
 }
 
+// The closest plan's memory per stage (GiB per GPU), what a user must shrink.
+void print_closest_plan(const json& c) {
+  std::printf("closest plan's memory per GPU (GiB):\n  %5s %-14s %6s %8s %9s %9s %11s %8s %8s %8s %9s\n", "stage", "gpu",
+              "layers", "weights", "gradients", "optimizer", "activations", "reserved", "total", "capacity", "shortfall");
+  for (const auto& st : c["stages"]) {
+    std::printf("  %5d %-14s %6d %8s %9s %9s %11s %8s %8s %8s %9s\n", st["stage"].get<int>(),
+                st["gpu"].get<std::string>().c_str(), st["layers"].get<int>(), fmt(st["weights_gib"].get<double>(), 1).c_str(),
+                fmt(st["gradients_gib"].get<double>(), 1).c_str(), fmt(st["optimizer_state_gib"].get<double>(), 1).c_str(),
+                fmt(st["activations_gib"].get<double>(), 1).c_str(), fmt(st["reserved_gib"].get<double>(), 1).c_str(),
+                fmt(st["total_gib"].get<double>(), 1).c_str(), fmt(st["capacity_gib"].get<double>(), 1).c_str(),
+                fmt(st["shortfall_gib"].get<double>(), 1).c_str());
+  }
+}
+
 void print_table_header(bool runtimes = false) {
   if (runtimes) std::printf("%-10s", "runtime");
   std::printf("rank  tp cp  pp   dp  ep etp vpp mbs  stack    recompute   iter(s) tok/s/GPU TFLOPS/GPU    MFU  mem(GiB)  layers per stage\n");
@@ -226,6 +240,10 @@ int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
   if (r["plans"].empty()) {
     const json& d = r["diagnosis"];
     std::printf("no feasible plan: %s\n", d.value("message", "").c_str());
+    for (const auto& rule : d.value("rules", json::array())) {
+      std::printf("  %s: %s\n", rule["rule"].get<std::string>().c_str(), rule["sentence"].get<std::string>().c_str());
+    }
+    if (d.contains("closest_plan")) print_closest_plan(d["closest_plan"]);
     for (const auto& s : d["suggestions"]) std::printf("  - %s\n", s.get<std::string>().c_str());
     return 0;
   }

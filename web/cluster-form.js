@@ -18,6 +18,13 @@ export const COLUMNS = [
 /** Columns that override a field of the group's GPU (not of the group). */
 const GPU_COLUMNS = ['memory_gib', 'reserved_memory_gib'];
 
+/** A custom GPU's own fields (the inline GpuSpec; its memory is the table's Memory column): [key, label]. */
+export const CUSTOM_GPU_FIELDS = [
+  ['name', 'Name'], ['vendor', 'Vendor'], ['bf16_tflops', 'Dense BF16'], ['fp8_tflops', 'Dense FP8'],
+  ['hbm_gbps', 'HBM bandwidth'], ['intra_node_gbps', 'Scale-up bandwidth'], ['inter_node_gbps', 'Scale-out bandwidth'],
+  ['gpus_per_node', 'GPUs per node (usual system)'],
+];
+
 function gpuTitle(id, g) {
   if (!g) return id;
   const src = Array.isArray(g.source) ? g.source.join('; ') : g.source;
@@ -65,6 +72,11 @@ export function createClusterForm(presets, gpus, schema) {
   element.append(interGroup);
   const interGroupInput = interGroup.querySelector('input');
   const firstGpu = Object.keys(gpus)[0];
+  // Out-of-range values are refused like any field's (the core's message beside the input).
+  const customDefs = CUSTOM_GPU_FIELDS.map(([key, label]) => fieldDef(schema, `cluster.groups[].gpu.${key}`, label));
+  const editors = document.createElement('div');
+  editors.className = 'custom-gpus';
+  element.querySelector('.add-group').before(editors);
 
   function renumber() {
     [...tbody.rows].forEach((row, i) => {
@@ -73,10 +85,58 @@ export function createClusterForm(presets, gpus, schema) {
         el.dataset.field = `cluster.groups[${i}].${GPU_COLUMNS.includes(col) ? `gpu.${col}` : col}`;
         el.setAttribute('aria-label', `Group ${i + 1} ${col.replace(/_/g, ' ')}`);
       });
+      row.editor.querySelector('legend').textContent = `Custom GPU of group ${i + 1} (its memory: the table's Memory column)`;
+      row.editor.querySelectorAll('[data-key]').forEach((el) => { el.dataset.field = `cluster.groups[${i}].gpu.${el.dataset.key}`; });
     });
   }
 
+  /** The custom GPU editor of a row: one labelled field per CUSTOM_GPU_FIELDS, each with unit, range and help. */
+  function makeEditor(row) {
+    const box = document.createElement('fieldset');
+    box.className = 'custom-gpu';
+    box.hidden = true;
+    box.append(document.createElement('legend'));
+    const grid = document.createElement('div');
+    grid.className = 'fields';
+    for (const def of customDefs) {
+      const f = makeField(def, '');
+      const input = f.querySelector('input, select');
+      input.dataset.key = def.key;
+      if (def.min != null) f.querySelector('.field-label label').title = `${def.min} to ${def.max} ${def.unit}`;
+      const range = document.createElement('small');
+      range.className = 'range';
+      range.textContent = def.min != null ? `${def.min}–${def.max}` : '';
+      f.append(range);
+      input.addEventListener('input', () => {
+        const v = readInput(input);
+        if (v == null) delete row.custom[def.key]; else row.custom[def.key] = v;
+      });
+      grid.append(f);
+    }
+    box.append(grid);
+    return box;
+  }
+
+  /** Shows the editor when the row's GPU is custom, filled from its spec. */
+  function showEditor(row) {
+    const custom = !row.gpu.value;
+    row.editor.hidden = !custom;
+    if (!custom) return;
+    const from = gpus[row.custom.preset] || {};
+    for (const def of customDefs) writeInput(row.editor.querySelector(`[data-key="${def.key}"]`), row.custom[def.key] ?? from[def.key]);
+  }
+
   function onGpuChange(row) {
+    if (!row.gpu.value && !row.custom) {
+      // A new custom GPU starts from the preset the row had (its figures, no preset id).
+      const from = gpus[row.lastPreset] || gpus[firstGpu];
+      row.custom = { name: 'Custom GPU' };
+      for (const [k] of CUSTOM_GPU_FIELDS) if (k !== 'name' && from[k] != null) row.custom[k] = from[k];
+      row.custom.memory_gib = from.memory_gib;
+      row.gpu.options[row.gpu.options.length - 1].text = 'Custom GPU (edit below)';
+    }
+    if (row.gpu.value) row.lastPreset = row.gpu.value;
+    showEditor(row);
     const g = gpus[row.gpu.value] || (!row.gpu.value ? row.custom : undefined);
     row.gpu.title = gpuTitle(row.gpu.value, g);
     // The id in full (the select may cut a long name): "a100-sxm-40gb" and "-80gb" stay apart.
@@ -110,13 +170,18 @@ export function createClusterForm(presets, gpus, schema) {
     del.className = 'icon remove-group';
     del.setAttribute('aria-label', 'Remove group');
     del.textContent = '×';
-    del.addEventListener('click', () => { if (tbody.rows.length > 1) { row.remove(); renumber(); becameCustom(); } });
+    del.addEventListener('click', () => { if (tbody.rows.length > 1) { row.remove(); row.editor.remove(); renumber(); becameCustom(); } });
     row.insertCell().append(del);
     const gpu = typeof group.gpu === 'object' && group.gpu ? group.gpu : { preset: group.gpu ?? firstGpu };
     // A custom GPU (no preset, or a preset with changed specs) from a link or file is kept as given.
-    if (!gpus[gpu.preset] || Object.keys(gpu).some((k) => k !== 'preset' && !GPU_COLUMNS.includes(k))) { row.custom = gpu; row.gpu.add(new Option(`custom: ${gpu.name || 'GPU'}`, '')); }
+    if (!gpus[gpu.preset] || Object.keys(gpu).some((k) => k !== 'preset' && !GPU_COLUMNS.includes(k))) row.custom = { ...gpu };
+    row.gpu.add(new Option(row.custom ? `custom: ${gpu.name || 'GPU'}` : 'Custom GPU…', ''));
+    row.editor = makeEditor(row);
+    editors.append(row.editor);
     row.gpu.value = row.custom ? '' : gpu.preset;
+    row.lastPreset = row.gpu.value || gpu.preset;
     row.gpu.addEventListener('change', () => onGpuChange(row));
+    renumber();
     onGpuChange(row);
     for (const k of GPU_COLUMNS) if (gpu[k] != null) writeInput(row.inputs[k], gpu[k]);
     writeInput(row.inputs.nodes, group.nodes ?? minNodes);
@@ -162,10 +227,11 @@ export function createClusterForm(presets, gpus, schema) {
 
   function fill(spec, overrides = {}) {
     tbody.replaceChildren();
+    editors.replaceChildren();
     (spec.groups || [{}]).forEach(addRow);
     writeInput(interGroupInput, spec.inter_group_gbps);
     base = { groups: readGroups(), inter_group_gbps: readInput(interGroupInput) };
-    if (overrides.groups) { tbody.replaceChildren(); overrides.groups.forEach(addRow); }
+    if (overrides.groups) { tbody.replaceChildren(); editors.replaceChildren(); overrides.groups.forEach(addRow); }
     if ('inter_group_gbps' in overrides) writeInput(interGroupInput, overrides.inter_group_gbps);
   }
 
@@ -177,6 +243,7 @@ export function createClusterForm(presets, gpus, schema) {
   });
   tbody.addEventListener('change', becameCustom);
   tbody.addEventListener('input', becameCustom);
+  editors.addEventListener('input', becameCustom);
   picker.onChange((pid) => { if (pid) fill(presets[pid]); });
 
   return {

@@ -1,52 +1,16 @@
-// When no plan fits: the core's rule ids in a sentence, the form fields behind the cause
-// (highlighted), and the smallest cluster the core does find a plan on (the same groups with
-// 2, 4, 8 or 16 times their nodes), with its best plan. Pure except highlightCause().
+// When no plan fits: the form fields behind the cause (highlighted; the core names them with
+// its rules), the core's closest plan with its memory per stage, and the smallest cluster the
+// core does find a plan on (the same groups with 2, 4, 8 or 16 times their nodes), with its best
+// plan. Pure except highlightCause().
 import { esc, fixed, int } from './format.js';
 
 /**
- * What a rule the core names in a diagnosis means, in the page's words, and the form fields it
- * depends on ("cluster.groups[].x": that field of every group). Rule names are the core's
- * (core/src/evaluate/rules.cpp); a rule not listed here gets a general sentence.
+ * The form fields behind a no-fit result: those of the rules the core's diagnosis names
+ * (diagnosis.rules[].fields, the core's table next to its rules), else (over memory) the group sizes.
  */
-export const RULES = {
-  tp_in_scale_up_domain: ['TP must divide the GPUs of one node (its NVLink or scale-up domain): tensor-parallel GPUs exchange activations in every layer.',
-    ['search.tp', 'cluster.groups[].gpus_per_node']],
-  heads_divisible_by_tp: ['The attention heads must split evenly over the TP GPUs.', ['search.tp', 'model.num_attention_heads']],
-  query_groups_vs_tp: ['The key/value head groups and TP must divide one another.', ['search.tp', 'model.num_query_groups']],
-  sp_seq_divisible: ['With sequence parallelism the sequence must split evenly over the TP GPUs.', ['search.tp', 'training.seq_length']],
-  cp_seq_divisible: ['The sequence must split evenly over the CP GPUs (two chunks each).', ['search.cp', 'training.seq_length']],
-  expert_parallel_requires_experts: ['EP and ETP above 1 need a model with experts.', ['search.ep', 'search.etp']],
-  experts_divisible_by_ep: ['The experts must split evenly over the EP GPUs.', ['search.ep', 'model.num_experts']],
-  expert_grid: ['EP × ETP must divide the GPUs of a pipeline stage (TP × CP × DP): the expert layers re-use the same GPUs.', ['search.ep', 'search.etp']],
-  moe_bias_needs_etp1: ['Linear biases on an MoE model need ETP 1.', ['search.etp']],
-  batch_divisible: ['The global batch must split into micro-batches for every data-parallel copy.', ['training.global_batch_size', 'search.micro_batch_size']],
-  pp_within_layers: ['There can be no more pipeline stages than layers.', ['search.pp', 'model.num_layers']],
-  vpp_requires_pp: ['The interleaved schedule (VPP above 1) needs more than one pipeline stage.', ['search.vpp', 'search.pp']],
-  vpp_microbatches: ['The interleaved schedule needs the micro-batches to be a multiple of PP.', ['search.vpp', 'training.global_batch_size']],
-  stage_layers_at_least_vpp: ['Every pipeline stage must hold at least VPP layers.', ['search.vpp', 'model.num_layers']],
-  stage_node_alignment: ['A pipeline stage\'s GPUs (TP × CP × DP) must fill whole nodes or divide one node evenly.',
-    ['cluster.groups[].gpus_per_node', 'cluster.groups[].nodes']],
-  fp8_needs_hardware: ['FP8 training needs GPUs with FP8 tensor cores.', ['training.precision', 'cluster.groups[].gpu']],
-  fp8_recipe_supported: ['The FP8 recipe must be one each stage\'s GPU runs.', ['training.fp8_recipe', 'cluster.groups[].gpu']],
-  fp8_common_recipe: ['All stages\' GPUs must share one FP8 recipe: one --fp8-recipe runs on every GPU.', ['training.fp8_recipe', 'cluster.groups[].gpu']],
-  same_collective_library: ['Upstream Megatron-LM uses one collective library (NCCL, RCCL or HCCL), so its stages use one vendor\'s GPUs; the FlagScale heterogeneous runtime spans vendors.',
-    ['search.mode']],
-};
-
-/** The rule ids a diagnosis text names (snake_case words of three parts or more, or quoted). */
-export function ruleIds(text) {
-  return [...new Set([...String(text ?? '').matchAll(/\b([a-z][a-z0-9]*(?:_[a-z0-9]+){2,})\b/g)].map((m) => m[1]))];
-}
-
-/** A sentence for a rule id: RULES' own, or a general one naming the rule in words. */
-export function ruleSentence(id) {
-  return RULES[id]?.[0] ?? `It is one of the Megatron-LM rules the planner checks every plan against ("${id.replace(/_/g, ' ')}").`;
-}
-
-/** The form fields behind a no-fit result: those of the rules it names, else (over memory) the group sizes. */
 export function causeFields(result) {
   const d = result?.diagnosis || {};
-  const fields = ruleIds(d.message).flatMap((id) => RULES[id]?.[1] || []);
+  const fields = (d.rules || []).flatMap((r) => r.fields || []);
   if (!fields.length && d.shortfall_gib > 0) fields.push('cluster.groups[].nodes');
   return [...new Set(fields)];
 }
@@ -118,4 +82,27 @@ export function fitMarkup(fit) {
     `(${int(fit.before)} GPUs did not). Best plan there: ${fixed(m.iteration_time_s, 3)} s per iteration, TP${esc(fit.plan.plan.tp)} ` +
     `PP${esc(fit.plan.plan.pp)} DP${esc(fit.plan.plan.dp)} EP${esc(fit.plan.plan.ep)}, peak memory ${fixed(peak, 1)} of ${fixed(cap, 1)} GiB per GPU.</p>` +
     '<button type="button" class="secondary use-fit">Use this cluster</button>';
+}
+
+/**
+ * Markup of the core's closest plan (result.diagnosis.closest_plan) when nothing fits: its mesh
+ * and, per stage, the memory terms against the GPU's memory (GiB per GPU), the fullest stage's
+ * row marked; '' without one.
+ */
+export function closestMarkup(c) {
+  if (!c || !Array.isArray(c.stages) || !c.stages.length) return '';
+  const p = c.plan || {};
+  const cols = [['weights_gib', 'Weights'], ['gradients_gib', 'Gradients'], ['optimizer_state_gib', 'Optimizer state'],
+    ['activations_gib', 'Activations'], ['reserved_gib', 'Reserved'], ['total_gib', 'Total'], ['capacity_gib', 'GPU memory'],
+    ['shortfall_gib', 'Over by']];
+  const head = `<tr><th scope="col">Stage</th><th scope="col">GPU</th><th scope="col">Layers</th>${cols.map(([, l]) => `<th scope="col">${l} (GiB)</th>`).join('')}</tr>`;
+  const rows = c.stages.map((st) => `<tr${st.stage === c.fullest_stage ? ' class="fullest"' : ''}><td>${int(st.stage)}</td><td>${esc(st.gpu)}</td><td>${int(st.layers)}</td>` +
+    cols.map(([k]) => `<td>${fixed(st[k], 1)}</td>`).join('') + '</tr>').join('');
+  return '<div class="closest-plan"><h4>Closest plan</h4>' +
+    `<p>TP${esc(p.tp)} PP${esc(p.pp)} DP${esc(p.dp)} EP${esc(p.ep)} ETP${esc(p.etp)}, micro-batch ${esc(p.micro_batch_size)}` +
+    `${p.optimizer_offload_fraction > 0 ? `, optimizer offload ${fixed(p.optimizer_offload_fraction * 100, 0)} %` : ''}: ` +
+    `<strong>${fixed(c.shortfall_gib, 1)} GiB</strong> per GPU over on stage ${int(c.fullest_stage)}.</p>` +
+    '<div class="table-wrap" tabindex="0" role="region" aria-label="Closest plan memory per stage">' +
+    `<table class="closest"><caption>Memory per GPU of each stage, GiB (the core's memory model)</caption><thead>${head}</thead><tbody>${rows}</tbody></table></div>` +
+    (c.basis ? `<p class="hint">How it was found: ${esc(c.basis)}.</p>` : '') + '</div>';
 }

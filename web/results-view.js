@@ -7,7 +7,7 @@ import { memoryChartSvg } from './memory-chart.js';
 import { timelineChartSvg } from './timeline-chart.js';
 import { megatronMarkup, wireCopyButtons, slug } from './megatron-view.js';
 import { esc, fixed, int, params } from './format.js';
-import { ruleIds, ruleSentence, fitMarkup } from './no-fit.js';
+import { fitMarkup, closestMarkup } from './no-fit.js';
 
 /**
  * A core note or diagnosis in the page's words: the JSON path of the runtime becomes the control's
@@ -20,11 +20,16 @@ export function pageWords(text) {
     .replace(/`?\b([a-z]+(?:_[a-z0-9]+){2,})\b`?/g, (m, id) => id.replace(/_/g, ' '));
 }
 
-function statsMarkup(stats = {}) {
+/**
+ * The search's counters: candidates, evaluated and, per pruning rule with a count, the core's
+ * sentence for it (stats.rules) with the count; never a bare rule id.
+ */
+function statsMarkup(stats = {}, tail = '') {
   const pruned = Object.entries(stats.pruned || {}).filter(([, n]) => n > 0)
-    .map(([rule, n]) => `${esc(rule.replace(/_/g, ' '))} ${int(n)}`).join(', ');
-  return `Searched ${int(stats.candidates)} candidates, evaluated ${int(stats.evaluated)}` +
-    (pruned ? `; pruned: ${pruned}` : '') + (Number.isFinite(stats.elapsed_ms) ? ` in ${int(stats.elapsed_ms)} ms` : '') + '.';
+    .map(([rule, n]) => `<li><span class="count">${int(n)}</span> ${esc(stats.rules?.[rule] || pageWords(rule))}</li>`).join('');
+  return `<p class="stats">Searched ${int(stats.candidates)} candidates, evaluated ${int(stats.evaluated)}` +
+    (Number.isFinite(stats.elapsed_ms) ? ` in ${int(stats.elapsed_ms)} ms` : '') + `.${tail}</p>` +
+    (pruned ? `<details class="pruned"><summary>Candidates pruned, by rule</summary><ul>${pruned}</ul></details>` : '');
 }
 
 /** The model's size as the core counts it (result.model), total and active per token. */
@@ -53,7 +58,7 @@ function summaryMarkup(result) {
     sizeKpi(result.model) +
     (Number.isFinite(gain) ? `<div class="kpi accent"><span class="kpi-value">${fixed(gain, 2)}×</span><span class="kpi-label">vs Megatron default</span></div>` : '') +
     `</div>${(result.notes || []).map((n) => `<p class="note" role="note">${esc(pageWords(n))}</p>`).join('')}` +
-    `<p class="stats">${statsMarkup(result.stats)} All figures are the core's cost-model predictions.</p>`;
+    statsMarkup(result.stats, " All figures are the core's cost-model predictions.");
 }
 
 /** " ±6% (12.4-14.0 s)": the prediction's error band as the core reports it; '' without one. */
@@ -72,11 +77,11 @@ export function errorBand(m) {
 export function diagnosisMarkup(result) {
   const d = result.diagnosis || {};
   const tips = (d.suggestions || []).map((s) => `<li>${esc(pageWords(s))}</li>`).join('');
-  const why = ruleIds(d.message).map((id) => `<p class="rule-why">${esc(ruleSentence(id))}</p>`).join('');
+  const why = (d.rules || []).map((r) => `<p class="rule-why">${esc(r.sentence)}</p>`).join('');
   return `<div class="diagnosis" role="status"><h3>No feasible plan</h3><p class="cause">${esc(pageWords(d.message || 'The planner gave no reason.'))}</p>${why}` +
-    '<p class="cause-fields" hidden></p><div class="fit-slot"></div>' +
+    '<p class="cause-fields" hidden></p>' + closestMarkup(d.closest_plan) + '<div class="fit-slot"></div>' +
     (Number.isFinite(d.shortfall_gib) && d.shortfall_gib > 0 ? `<p>Smallest memory shortfall: <strong>${fixed(d.shortfall_gib, 2)} GiB</strong> per GPU on the fullest stage.</p>` : '') +
-    (tips ? `<h4>Try</h4><ul>${tips}</ul>` : '') + `</div><p class="stats">${statsMarkup(result.stats)}</p>`;
+    (tips ? `<h4>Try</h4><ul>${tips}</ul>` : '') + `</div>${statsMarkup(result.stats)}`;
 }
 
 /**

@@ -13,6 +13,10 @@
 #include "emit/megatron_emit.hpp"
 #include "evaluate/rules.hpp"
 #include "test_scenarios.hpp"
+#include "hapmoe/planner.hpp"
+#include "hapmoe/presets.hpp"
+#include "hapmoe/result_io.hpp"
+#include "hapmoe/scenario_io.hpp"
 
 using namespace hapmoe;
 using nlohmann::json;
@@ -202,4 +206,22 @@ TEST_CASE("launch carries env, data, tokenizer and training length") {
   // Blackwell does not need the variable (validate_args checks compute capability < 10).
   const Scenario b = two_types(json::array({{{"gpu", "b200"}, {"nodes", 2}}}));
   CHECK(megatron_command(b, plan_of(2, 4, 8, {{0, "b200"}, {0, "b200"}}, {4, 4})).env.empty());
+}
+
+TEST_CASE("the FlagScale YAMLs name the FlagScale release they need") {
+  static const PresetCatalog presets = load_builtin_presets();
+  const json doc = {{"model", "mixtral-l"}, {"cluster", "16-2"},
+                    {"training", {{"global_batch_size", 512}, {"seq_length", 4096}}},
+                    {"search", {{"mode", "hetero"}, {"top_k", 1}, {"baselines", false}}}};
+  const auto s = parse_scenario(doc, presets);
+  REQUIRE(s.ok());
+  const auto r = search_plans(*s);
+  REQUIRE(r.ok());
+  REQUIRE(!r->plans.empty());
+  const json j = search_result_to_json(*s, *r, false);
+  for (const char* key : {"yaml", "experiment_yaml"}) {
+    const std::string y = j["plans"][0]["flagscale"][key];
+    const std::string second = y.substr(y.find('\n') + 1, y.find('\n', y.find('\n') + 1) - y.find('\n') - 1);
+    CHECK(second == "# Needs FlagScale v0.8.0 or newer of the v0.x line (release/v0.9.0, or main-legacy after v1.0.0-alpha.0).");
+  }
 }

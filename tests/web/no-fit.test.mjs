@@ -37,6 +37,27 @@ describe('no feasible plan', { timeout: 240_000 }, () => {
     assert.equal(await page.locator('#scenario-form .is-cause').count(), 0, 'the highlight goes with the no-fit result');
   });
 
+  test('over memory: the closest plan with its memory per stage (the CLI\'s figures, GiB per GPU)', async () => {
+    // DeepSeek-V3 on one node of 8 H100: the core's closest plan and its breakdown.
+    const cli = JSON.parse(execFileSync(CLI, ['plan', '-', '--json'], { input: JSON.stringify(deepseekOn(1)) }));
+    const c = cli.diagnosis.closest_plan;
+    assert.ok(c && c.stages.length > 0 && c.shortfall_gib > 0, 'the core gives a closest plan');
+    const page = await openAndPlan(h, `${h.url}/${await linkFor(deepseekOn(1))}`);
+    const box = page.locator('#summary .diagnosis .closest-plan');
+    assert.match(await box.innerText(), new RegExp(`TP${c.plan.tp} PP${c.plan.pp} DP${c.plan.dp} EP${c.plan.ep}.*${c.shortfall_gib.toFixed(1)} GiB per GPU over on stage ${c.fullest_stage}`));
+    const heads = await box.locator('thead th').allInnerTexts();
+    assert.deepEqual(heads, ['Stage', 'GPU', 'Layers', 'Weights (GiB)', 'Gradients (GiB)', 'Optimizer state (GiB)', 'Activations (GiB)',
+      'Reserved (GiB)', 'Total (GiB)', 'GPU memory (GiB)', 'Over by (GiB)']);
+    const rows = await box.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+    assert.equal(rows.length, c.stages.length);
+    const keys = ['weights_gib', 'gradients_gib', 'optimizer_state_gib', 'activations_gib', 'reserved_gib', 'total_gib', 'capacity_gib', 'shortfall_gib'];
+    c.stages.forEach((st, i) => {
+      assert.deepEqual(rows[i], [String(st.stage), st.gpu, String(st.layers), ...keys.map((k) => st[k].toFixed(1))]);
+    });
+    assert.equal(await box.locator('tbody tr.fullest').count(), 1);
+    assert.match(await box.innerText(), /How it was found: the upstream candidates with the least static memory shortfall/);
+  });
+
   test('a rule the core names comes with a sentence and its form fields highlighted', async () => {
     const tpTooWide = SCENARIO({}, { cluster: { groups: [{ gpu: 'h100-sxm', nodes: 2, gpus_per_node: 4 }] }, search: { tp: [8] } });
     const page = await openAndPlan(h, `${h.url}/${await linkFor(tpTooWide)}`);
@@ -48,5 +69,9 @@ describe('no feasible plan', { timeout: 240_000 }, () => {
     assert.deepEqual(causes.map(([f]) => f).sort(), ['cluster.groups[0].gpus_per_node', 'search.tp']);
     assert.ok(causes.every(([, shown]) => shown), 'highlighted fields are shown (their sections opened)');
     assert.match(await page.$eval(field('search.tp'), (e) => getComputedStyle(e).outlineStyle), /solid/);
+    // The search statistics: each pruning counter with the core's sentence, never its id.
+    const pruned = await page.locator('#summary details.pruned li').allTextContents();
+    assert.ok(pruned.some((li) => /^\d[\d,]* TP must divide the GPUs of one node/.test(li)), pruned.join(' | '));
+    for (const li of pruned) assert.doesNotMatch(li, /\b[a-z]+(_[a-z0-9]+)+\b/, 'no raw counter id');
   });
 });

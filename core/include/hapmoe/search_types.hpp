@@ -81,10 +81,19 @@ struct SearchStats {
   void reached(const char* limit);
 };
 
+// The plan closest to fitting when none fits (search/closest_plan.hpp): its evaluation (each
+// stage's memory terms and capacity) and by how much its fullest stage is over.
+struct ClosestPlan {
+  PlanEvaluation evaluation;
+  int fullest_stage = 0;      // the stage with the largest peak - capacity
+  double shortfall_gib = 0;   // that stage's peak - capacity (> 0)
+};
+
 struct Diagnosis {
   std::string message;
   double shortfall_gib = 0;
   std::vector<std::string> suggestions;
+  std::optional<ClosestPlan> closest;  // over memory: the plan closest to fitting
 };
 
 struct Baseline {

@@ -245,6 +245,7 @@ FlagscaleConfig flagscale_config(const Scenario& s, const PlanSpec& plan) {
 
   std::ostringstream y, model, data;
   y << "# FlagScale heterogeneous training (hapmoe plan): save as conf/train/hapmoe.yaml\n"
+    << kFlagScaleNeeds << "\n"
     << "system:\n"
     << "  tensor_model_parallel_size: " << mesh0.tp << "\n"
     << "  pipeline_model_parallel_size: " << p.pp << "\n"
@@ -276,6 +277,7 @@ FlagscaleConfig flagscale_config(const Scenario& s, const PlanSpec& plan) {
   std::ostringstream e;
   e << "# conf/hapmoe.yaml; run: python run.py --config-path ./conf --config-name hapmoe "
        "action=run\n"
+    << kFlagScaleNeeds << "\n"
     << "defaults:\n  - train: hapmoe\n  - _self_\n"
     << "experiment:\n  exp_name: hapmoe\n  exp_dir: ./outputs_hapmoe\n"
     << "  task:\n    type: train\n    backend: megatron\n    entrypoint: "

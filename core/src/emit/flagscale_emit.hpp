@@ -12,6 +12,13 @@
 
 namespace hapmoe {
 
+// The FlagScale release the emitted config needs, as the YAML's second line: heterogeneous MoE
+// training across chips (system.hetero, FlagCX) came with v0.8.0 (its release notes, 2025/04);
+// v1.0.0-alpha.0 (2026/01) moved multi-chip support into plugins and keeps the older layout on
+// its main-legacy branch.
+inline constexpr const char* kFlagScaleNeeds =
+    "# Needs FlagScale v0.8.0 or newer of the v0.x line (release/v0.9.0, or main-legacy after v1.0.0-alpha.0).";
+
 struct FlagscaleConfig {
   std::string yaml;             // conf/train/<name>.yaml: system, model, data
   std::string experiment_yaml;  // conf/<name>.yaml: experiment (runner, hostfile, envs)

@@ -1,10 +1,13 @@
 // Result JSON of a search (kept apart from the search loops, which build without exception
 // support in wasm).
+#include <algorithm>
 #include <cstdio>
 
+#include "evaluate/rule_text.hpp"
 #include "io/budget_io.hpp"
 #include "search/baselines.hpp"
 #include "hapmoe/result_io.hpp"
+#include "hapmoe/scenario_io.hpp"
 
 namespace hapmoe {
 
@@ -34,6 +37,35 @@ std::string upstream_note(const SearchResult& r) {
   return text;
 }
 
+// The plan closest to fitting: per stage its memory terms (GiB per GPU of that stage), their
+// total against the GPU's memory, and how far over it is.
+json closest_plan_to_json(const ClosestPlan& c) {
+  const PlanEvaluation& ev = c.evaluation;
+  json stages = json::array();
+  for (size_t i = 0; i < ev.stages.size(); ++i) {
+    const StageCost& st = ev.stages[i];
+    stages.push_back({{"stage", i},
+                      {"gpu", ev.plan.stages[i].gpu},
+                      {"group", ev.plan.stages[i].group},
+                      {"layers", ev.plan.stages[i].layers},
+                      {"weights_gib", round_sig(st.weights.weights_bytes / kGiB)},
+                      {"gradients_gib", round_sig(st.weights.gradients_bytes / kGiB)},
+                      {"optimizer_state_gib", round_sig(st.weights.optimizer_bytes / kGiB)},
+                      {"activations_gib", round_sig(st.activations_bytes / kGiB)},
+                      {"reserved_gib", round_sig(st.reserved_bytes / kGiB)},
+                      {"total_gib", round_sig(st.peak_bytes() / kGiB)},
+                      {"capacity_gib", round_sig(st.capacity_bytes / kGiB)},
+                      {"shortfall_gib", round_sig(std::max(0.0, st.peak_bytes() - st.capacity_bytes) / kGiB)}});
+  }
+  return {{"plan", plan_to_json(ev.plan)},
+          {"fullest_stage", c.fullest_stage},
+          {"shortfall_gib", round_sig(c.shortfall_gib)},
+          {"stages", stages},
+          {"basis", "the upstream candidates with the least static memory shortfall (weights, gradients and optimizer "
+                    "state against the stages' free memory), each with the layer split that keeps its fullest stage "
+                    "least over, costed by the memory model"}};
+}
+
 }  // namespace
 
 json search_result_to_json(const Scenario& s, const SearchResult& r, bool include_timing) {
@@ -52,9 +84,15 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   if (r.megatron_default) baselines["megatron_default"]["rule"] = kMegatronDefaultRule;
   if (r.uniform) baselines["uniform"]["rule"] = kUniformRule;
   json pruned = json::object();
-  for (const auto& [k, v] : r.stats.pruned) pruned[k] = v;
+  json rule_sentences = json::object();  // what each counter with a count means
+  std::vector<std::string> rule_names;
+  for (const auto& [k, v] : r.stats.pruned) {
+    pruned[k] = v;
+    rule_names.push_back(k);
+    if (v > 0) rule_sentences[k] = rule_sentence(k);
+  }
   json stats = {{"candidates", r.stats.candidates}, {"evaluated", r.stats.evaluated},
-                {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"cancelled", r.stats.cancelled}};
+                {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"rules", rule_sentences}, {"cancelled", r.stats.cancelled}};
   stats["above_memory_margin"] = r.stats.above_memory_margin;
   stats["memory_margin_fraction"] = round_sig(s.search.memory_margin_fraction);
   if (r.stats.budget_reached) {
@@ -86,6 +124,16 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
     out["diagnosis"] = {{"message", r.diagnosis->message},
                         {"shortfall_gib", round_sig(r.diagnosis->shortfall_gib)},
                         {"suggestions", r.diagnosis->suggestions}};
+    json named = json::array();
+    for (const std::string& rule : rules_named_in(r.diagnosis->message, rule_names)) {
+      json fields = json::array();
+      if (const RuleText* t = find_rule_text(rule)) {
+        for (std::string_view f : t->fields) fields.push_back(std::string(f));
+      }
+      named.push_back({{"rule", rule}, {"sentence", rule_sentence(rule)}, {"fields", fields}});
+    }
+    out["diagnosis"]["rules"] = named;
+    if (r.diagnosis->closest) out["diagnosis"]["closest_plan"] = closest_plan_to_json(*r.diagnosis->closest);
   }
   return out;
 }

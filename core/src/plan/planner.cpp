@@ -10,6 +10,8 @@
 #include "hapmoe/hetero_plan.hpp"
 #include "hetero/hetero_evaluate.hpp"
 #include "hetero/hetero_search.hpp"
+#include "search/closest_plan.hpp"
+#include "search/diagnosis.hpp"
 #include "search/search_budget.hpp"
 #include "search/top_plans.hpp"
 
@@ -213,6 +215,17 @@ Expected<SearchResult> auto_mode(const Scenario& s, const SearchControl& control
   return r;
 }
 
+// Over memory with nothing cut short: the closest plan beside the diagnosis (the scenario the
+// search last tried: with the offload fractions when it retried with them).
+void add_closest_plan(const Scenario& s, SearchResult* r) {
+  if (!r->plans.empty() || !r->diagnosis || !(r->diagnosis->shortfall_gib > 0) || r->stats.cancelled ||
+      r->stats.budget_reached) {
+    return;
+  }
+  const std::optional<Scenario> offload = r->stats.offload_retried ? offload_fallback_scenario(s) : std::nullopt;
+  if (auto c = closest_infeasible_plan(offload ? *offload : s)) add_closest_plan(&*r->diagnosis, std::move(*c));
+}
+
 }  // namespace
 
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
@@ -238,6 +251,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& give
   }
   if (r) {
     rank_by_memory_margin(s, &r.value());
+    add_closest_plan(s, &r.value());
     if (control.progress && !r->stats.cancelled) control.progress(1.0, r->stats.evaluated);
     r->stats.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }

@@ -146,4 +146,22 @@ Diagnosis diagnose_no_plan(const Scenario& s, double shortfall_bytes, const Sear
   return d;
 }
 
+void add_closest_plan(Diagnosis* d, ClosestPlan closest) {
+  const PlanEvaluation& ev = closest.evaluation;
+  const int i = closest.fullest_stage;
+  const StageCost& st = ev.stages[i];
+  const PlanSpec& p = ev.plan;
+  std::ostringstream o;
+  o << "No plan fits in GPU memory. The closest plan (TP " << p.tp << ", PP " << p.pp << ", DP " << p.dp << ", EP "
+    << p.ep << ") needs " << gib_text(st.peak_bytes() / kGiB) << " GiB per GPU on stage " << i << " ("
+    << p.stages[i].gpu << ", " << gib_text(st.capacity_bytes / kGiB) << " GiB): " << gib_text(closest.shortfall_gib)
+    << " GiB over";
+  if (d->shortfall_gib > 0 && d->shortfall_gib < closest.shortfall_gib) {
+    o << " (the search's memory bound: no candidate is less than " << gib_text(d->shortfall_gib) << " GiB short)";
+  }
+  o << ".";
+  d->message = o.str();
+  d->closest = std::move(closest);
+}
+
 }  // namespace hapmoe

@@ -44,8 +44,9 @@ TEST_CASE("rule text: every counter with a count has a sentence of its own") {
                                {"cluster", "h100-64"},
                                {"training", {{"global_batch_size", 256}, {"seq_length", 4096}}}}}) {
     const json j = plan_json(doc);
-    for (const auto& [rule, n] : j["stats"]["pruned"].items()) {
-      if (n.get<long long>() == 0) continue;
+    for (const auto& item : j["stats"]["pruned"].items()) {
+      const std::string rule = item.key();  // a plain local: CAPTURE's lambda cannot take a structured binding
+      if (item.value().get<long long>() == 0) continue;
       CAPTURE(rule);
       REQUIRE(j["stats"]["rules"].contains(rule));
       CHECK(find_rule_text(rule) != nullptr);  // not the general fallback

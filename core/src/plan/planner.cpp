@@ -19,6 +19,17 @@ namespace hapmoe {
 
 namespace {
 
+bool faster(const PlanEvaluation& x, const PlanEvaluation& y) {
+  return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
+}
+
+// The planner's order: the plans within the memory margin (flagged by rank_by_memory_margin)
+// first, each side by iteration time.
+bool margin_then_time(const PlanEvaluation& x, const PlanEvaluation& y) {
+  if (x.metrics.within_memory_margin != y.metrics.within_memory_margin) return x.metrics.within_memory_margin;
+  return faster(x, y);
+}
+
 // An engine: upstream_search or hetero_search.
 using Engine = Expected<SearchResult> (*)(const Scenario&, const SearchControl&, const SearchBudget&);
 
@@ -38,9 +49,7 @@ void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, con
   const double margin = s.search.memory_margin_fraction;
   if (!(margin > 0) || r->plans.empty() || r->stats.cancelled || r->stats.budget_reached) return;
   rank_by_memory_margin(s, r);  // flags them
-  const auto fastest = std::min_element(r->plans.begin(), r->plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
-    return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
-  });
+  const auto fastest = std::min_element(r->plans.begin(), r->plans.end(), faster);
   if (fastest->metrics.within_memory_margin) return;  // the fastest plan of all is within it
   if (fastest->metrics.iteration_time_s >= useful_below_s) return;
   if (only_when_none && std::any_of(r->plans.begin(), r->plans.end(),
@@ -87,10 +96,7 @@ void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, con
   }
   r->plans = std::move(all);
   rank_by_memory_margin(s, r);  // flags them
-  std::stable_sort(r->plans.begin(), r->plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
-    if (x.metrics.within_memory_margin != y.metrics.within_memory_margin) return x.metrics.within_memory_margin;
-    return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
-  });
+  std::stable_sort(r->plans.begin(), r->plans.end(), margin_then_time);
   // The k best; when they are all within the margin, the last place goes to the fastest plan
   // above it (faster than the first, flagged: it is still the fastest if the prediction holds).
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
@@ -99,9 +105,7 @@ void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, con
                                           [](const PlanEvaluation& ev) { return !ev.metrics.within_memory_margin; });
     const size_t at = static_cast<size_t>(tight_first - r->plans.begin());
     if (k >= 2 && at >= k && tight_first != r->plans.end()) {
-      const auto fastest_tight = std::min_element(tight_first, r->plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
-        return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
-      });
+      const auto fastest_tight = std::min_element(tight_first, r->plans.end(), faster);
       std::swap(r->plans[k - 1], *fastest_tight);
     }
     r->plans.resize(k);
@@ -158,10 +162,7 @@ SearchResult rank_together(SearchResult u, SearchResult h, size_t k) {
   for (PlanEvaluation& ev : h.plans) out.plans.push_back(std::move(ev));
   // The plans within the memory margin first (rank_by_memory_margin has flagged both lists), so
   // keeping the k best never drops one that would rank above a kept plan.
-  std::stable_sort(out.plans.begin(), out.plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
-    if (x.metrics.within_memory_margin != y.metrics.within_memory_margin) return x.metrics.within_memory_margin;
-    return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
-  });
+  std::stable_sort(out.plans.begin(), out.plans.end(), margin_then_time);
   if (out.plans.size() > k) out.plans.resize(k);
   SearchStats& st = out.stats;
   st.candidates += h.stats.candidates;

@@ -10,6 +10,7 @@
 #include "search/candidate_cost.hpp"
 #include "search/candidate_space.hpp"
 #include "search/layer_split_dp.hpp"
+#include "evaluate/objective.hpp"
 #include "evaluate/rules.hpp"
 #include "hapmoe/search.hpp"
 
@@ -91,6 +92,58 @@ inline double brute_force_best_once(const Scenario& s, double budget, double* sp
     rec(0, s.model.num_layers);
   });
   return best;
+}
+
+// One brute-force candidate's best plan: its iteration time and the USD per hour it bills.
+struct BrutePoint {
+  double time_s;
+  double rate;
+};
+
+// The best split of every candidate that fits (one point per (mesh, stage order): its other
+// splits bill the same and are slower), without the offload fallback.
+inline std::vector<BrutePoint> brute_force_points(const Scenario& s) {
+  StageModelCache cache(s);
+  std::vector<BrutePoint> out;
+  for_each_brute_candidate(s, [&](const Mesh& mesh, const std::vector<int>& stage_groups) {
+    const SplitProblem p = make_split_problem(s, mesh, stage_groups, cache);
+    const int min_n = std::max(1, mesh.vpp);
+    std::vector<int> v(mesh.pp, min_n);
+    SplitCounters k;
+    double best = 1e300;
+    std::function<void(int, int)> rec = [&](int i, int left) {
+      if (i == mesh.pp - 1) {
+        if (left < min_n) return;
+        v[i] = left;
+        if (auto obj = split_objective(p, v, &k); obj && *obj < best) best = *obj;
+        return;
+      }
+      for (int n = min_n; n <= left - (mesh.pp - i - 1) * min_n; ++n) {
+        v[i] = n;
+        rec(i + 1, left - n);
+      }
+    };
+    rec(0, s.model.num_layers);
+    if (best >= 1e300) return;
+    std::vector<long long> used(s.cluster.groups.size(), 0);
+    for (int g : stage_groups) used[g] += mesh.stage_gpus();
+    out.push_back({best, billed_rate_per_hour(s.cluster, used)});
+  });
+  return out;
+}
+
+// The points no other point beats on both time and cost (rate x time), fastest first, one per
+// (time, cost).
+inline std::vector<BrutePoint> non_dominated(std::vector<BrutePoint> pts) {
+  std::sort(pts.begin(), pts.end(), [](const BrutePoint& a, const BrutePoint& b) {
+    if (a.time_s != b.time_s) return a.time_s < b.time_s;
+    return a.rate * a.time_s < b.rate * b.time_s;
+  });
+  std::vector<BrutePoint> front;
+  for (const BrutePoint& p : pts) {
+    if (front.empty() || p.rate * p.time_s < front.back().rate * front.back().time_s) front.push_back(p);
+  }
+  return front;
 }
 
 // As search_plans: without offload first, then (offload unset, and nothing fits or the best plan

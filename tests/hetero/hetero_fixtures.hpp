@@ -59,7 +59,9 @@ inline StagePlan hetero_stage(int group, const std::string& gpu, int layers, int
 // tries selective sets this does not); every fraction of search.optimizer_offload_fraction (0
 // when unset). *best_ignoring_memory (optional): the same minimum over every plan the rules pass,
 // fitting in memory or not (memory binds where the two differ).
-inline double hetero_brute_force(const Scenario& s, double* best_ignoring_memory = nullptr) {
+// *points (optional): (iteration time, USD per hour billed) of every plan that fits.
+inline double hetero_brute_force(const Scenario& s, double* best_ignoring_memory = nullptr,
+                                 std::vector<std::pair<double, double>>* points = nullptr) {
   const int L = s.model.num_layers, groups = static_cast<int>(s.cluster.groups.size());
   const std::vector<double> fractions = s.search.optimizer_offload_fraction.empty()
                                             ? std::vector<double>{0}
@@ -118,6 +120,7 @@ inline double hetero_brute_force(const Scenario& s, double* best_ignoring_memory
                   if (!ev.ok()) continue;
                   const double t = ev.value().metrics.iteration_time_s;
                   if (ev.value().metrics.fits_memory) best = std::min(best, t);
+                  if (points && ev.value().metrics.fits_memory) points->emplace_back(t, ev.value().metrics.cost_per_hour);
                   if (best_ignoring_memory) any = std::min(any, t);
                 }
               }

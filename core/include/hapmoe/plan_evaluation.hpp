@@ -33,6 +33,17 @@ struct PlanMetrics {
   // Every stage's peak is at most (1 - search.memory_margin_fraction) of its GPU memory (set by
   // rank_by_memory_margin; true before it runs).
   bool within_memory_margin = true;
+  // With a price on every group (ClusterSpec::priced): the USD per hour the plan's GPUs bill and
+  // its USD per million training tokens (evaluate/objective.hpp).
+  bool priced = false;
+  double cost_per_hour = 0;
+  double cost_per_million_tokens = 0;
+  // search.objective's value: what the engines and the planner rank by (iteration_time_s for
+  // "time" and "time_within_budget"; for "cost" proportional to cost_per_million_tokens).
+  double objective_value = 0;
+  // With training.train_tokens: the whole run's hours and (priced) USD at this plan's rate.
+  double train_hours = 0;
+  double train_cost = 0;
 };
 
 struct PlanEvaluation {

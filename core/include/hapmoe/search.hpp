@@ -43,13 +43,13 @@ std::optional<Scenario> offload_fallback_scenario(const Scenario& s);
 // recomputes (memory binds, so freeing optimizer memory may buy a faster plan).
 bool offload_may_help(const SearchResult& r);
 
-// The k best plans of both searches (a's first on ties), with b's baselines and diagnosis when a
+// The k best plans of both searches by objective value (a's first on ties), their fronts merged, with b's baselines and diagnosis when a
 // found nothing or b's best won.
 SearchResult merge_results(SearchResult a, SearchResult b, size_t k);
 
-// One pass of an engine: the k best plans of `s` faster than prune_above_s, within `budget`.
+// One pass of an engine: the k best plans of `s` faster than prune_above, within `budget`.
 using SearchPass = std::function<Expected<SearchResult>(const Scenario& s, const SearchControl& control,
-                                                        const SearchBudget& budget, double prune_above_s)>;
+                                                        const SearchBudget& budget, double prune_above)>;
 
 // The optimizer-offload fallback of both engines (one policy): a pass on `s`; then, with
 // search.optimizer_offload_fraction unset (offload_fallback_scenario), a second pass with the
@@ -60,6 +60,9 @@ using SearchPass = std::function<Expected<SearchResult>(const Scenario& s, const
 // Progress: the first pass to 0.8, the retry the rest.
 Expected<SearchResult> search_with_offload_fallback(const Scenario& s, const SearchControl& control,
                                                     const SearchBudget& budget, const SearchPass& pass);
+
+// The non-dominated plans of two Pareto fronts (SearchResult::pareto), fastest first.
+std::vector<PlanEvaluation> merge_fronts(std::vector<PlanEvaluation> a, std::vector<PlanEvaluation> b);
 
 // A baseline plan with its speedup over a best plan of best_s seconds.
 Baseline baseline_against(const PlanEvaluation& ev, double best_s);

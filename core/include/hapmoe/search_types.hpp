@@ -37,9 +37,10 @@ struct SearchBudget {
   // search_clock_s() when max_seconds run out (set by the planner and the engines, unless set;
   // infinity = never).
   double deadline_s = std::numeric_limits<double>::infinity();
-  // Only plans faster than this are wanted (seconds per iteration; the planner's re-search within
-  // the memory margin sets it to the fastest plan within the margin found so far).
-  double prune_above_s = std::numeric_limits<double>::infinity();
+  // Only plans below this objective value are wanted (metrics.objective_value: seconds per
+  // iteration for search.objective "time"; the planner's re-search within the memory margin sets
+  // it to the best plan within the margin found so far).
+  double prune_above = std::numeric_limits<double>::infinity();
 };
 
 // What a search used of each SearchBudget limit (summed over the searches of one call).
@@ -111,6 +112,9 @@ struct SearchResult {
   SearchStats stats;
   std::optional<Diagnosis> diagnosis;
   std::vector<std::string> notes;  // the planner's, after those the stats imply
+  // With prices: the plans no other plan beats on both iteration time and cost per token, among
+  // those the objective admits, fastest first (search/plan_sink.hpp).
+  std::vector<PlanEvaluation> pareto;
 };
 
 }  // namespace hapmoe

@@ -214,6 +214,10 @@ struct NodeGroup {
   int gpus_per_node = 8;       // scale-up domain size
   int gpus_per_host = 8;       // GPUs per operating-system host (torchrun --nproc-per-node)
   double inter_node_gbps = 0;  // per GPU scale-out bandwidth inside the group
+  // cluster.groups[].price_per_gpu_hour (USD per GPU-hour; unset = no price) and billed: "used"
+  // bills only the GPUs a plan uses (on demand), "all" the whole group (owned or reserved nodes).
+  std::optional<double> price_per_gpu_hour;
+  bool billed_all = false;
 
   int gpus() const { return nodes * gpus_per_node; }
 };
@@ -229,6 +233,13 @@ struct ClusterSpec {
     int n = 0;
     for (const auto& g : groups) n += g.gpus();
     return n;
+  }
+  // Every group has a price (the read scenario has prices on all groups or on none).
+  bool priced() const {
+    for (const auto& g : groups) {
+      if (!g.price_per_gpu_hour) return false;
+    }
+    return !groups.empty();
   }
   // Per-GPU bandwidth between groups a and b (a != b).
   double link_between_groups_gbps(int a, int b) const;
@@ -267,6 +278,7 @@ struct TrainingSpec {
   std::string fp8_recipe;  // "" = the first recipe every stage's GPU supports
   bool fp8_param_gather = false;
   bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16: bf16 gradient buffer
+  double train_tokens = 0;  // training.train_tokens: the whole run's tokens (0 = unset)
   // CUDA graphs fixed by the scenario (training.cuda_graph_impl / cuda_graph_modules); unset =
   // searched over what the plan's dispatcher and token handling allow.
   std::optional<GraphImpl> cuda_graph_impl;
@@ -284,6 +296,11 @@ struct TrainingSpec {
 // (hapmoe/planner.hpp); the engines each search one runtime's space.
 enum class SearchMode { kMegatron, kHetero, kAuto };
 
+// search.objective: "time" (least time per iteration), "cost" (least USD per million training
+// tokens) or "time_within_budget" (least time among plans billing at most search.budget_per_hour).
+// The cost objectives need cluster.groups[].price_per_gpu_hour (search/objective.hpp).
+enum class Objective { kTime, kCost, kTimeWithinBudget };
+
 // The runtime that runs a plan: upstream Megatron-LM (one mesh for every stage) or FlagScale's
 // heterogeneous Megatron (a mesh per GPU group).
 enum class Runtime { kMegatron, kFlagScale };
@@ -296,6 +313,8 @@ struct SearchSpec {
   // Empty = 0, then the offload fractions of kOffloadFallbackFractions where nothing fits without.
   std::vector<double> optimizer_offload_fraction;
   SearchMode mode = SearchMode::kMegatron;
+  Objective objective = Objective::kTime;
+  double budget_per_hour = 0;  // USD per hour, with Objective::kTimeWithinBudget
   int top_k = 5;
   // Plans whose peak exceeds (1 - margin) of a stage's GPU memory are ranked after the others.
   double memory_margin_fraction = 0.05;
@@ -305,6 +324,10 @@ struct SearchSpec {
   // cross-vendor communicator (its Megatron-Infinigence runs); set by `hapmoe reproduce` only.
   // Upstream Megatron-LM cannot, so the search keeps a plan on one vendor without it.
   bool assume_cross_vendor_collectives = false;
+  // Not a scenario field: whether the engines collect the Pareto front of time against cost
+  // (with prices); the planner's second searches (within the memory margin, the upstream
+  // comparison) turn it off.
+  bool pareto = true;
 };
 
 struct StagePlan {
@@ -356,6 +379,7 @@ const char* to_string(GraphImpl g);
 // "none", "full_iteration", "transformer_engine[attn,moe_router]" style label.
 std::string to_string(const CudaGraphs& g);
 const char* to_string(SearchMode m);
+const char* to_string(Objective o);
 // "megatron" or "flagscale" (plan.runtime).
 const char* to_string(Runtime r);
 

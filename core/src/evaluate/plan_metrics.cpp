@@ -1,5 +1,6 @@
 #include "evaluate/plan_metrics.hpp"
 
+#include "evaluate/objective.hpp"
 #include "hapmoe/cost_memory.hpp"
 #include "hapmoe/hardware.hpp"
 #include "hapmoe/model_shape.hpp"
@@ -36,6 +37,19 @@ void fill_plan_metrics(const Scenario& s, const std::vector<StageSite>& sites, i
   x.error_calibrated = band.calibrated;
   x.mfu = flops / x.iteration_time_s / peak;
   x.bubble_fraction = ev->time.bubble_fraction;
+  std::vector<long long> used(s.cluster.groups.size(), 0);
+  for (const StageSite& site : sites) used[site.group] += site.gpus;
+  const double rate = billed_rate_per_hour(s.cluster, used);
+  x.priced = s.cluster.priced();
+  if (x.priced) {
+    x.cost_per_hour = rate;
+    x.cost_per_million_tokens = cost_per_million_tokens(s.training, rate, x.iteration_time_s);
+  }
+  x.objective_value = objective_value(s.search, rate, x.iteration_time_s);
+  if (s.training.train_tokens > 0) {
+    x.train_hours = s.training.train_tokens / x.tokens_per_s / 3600;
+    x.train_cost = x.train_hours * x.cost_per_hour;
+  }
 }
 
 }  // namespace hapmoe

@@ -56,6 +56,8 @@ const std::vector<RuleText>& rule_table() {
       {"stage_memory_bound", "Cut before costing: some stage cannot fit its share of the layers in GPU memory.", {"cluster.groups[].nodes"}},
       {"stage_memory", "Layer splits cut because a stage does not fit in GPU memory.", {"cluster.groups[].nodes"}},
       {"entry_lower_bound", "Skipped: a lower bound on their iteration time shows they cannot beat the plans already kept.", {}},
+      {"over_budget", "Skipped: their GPUs bill more per hour than search.budget_per_hour.",
+       {"search.budget_per_hour", "cluster.groups[].price_per_gpu_hour"}},
       {"order_bound", "Stage orders skipped: a lower bound shows they cannot beat the plans already kept.", {}},
       {"order_split_bound", "Stage orders skipped: a bound on their best layer split cannot beat the plans already kept.", {}},
       {"split_lower_bound", "Partial layer splits cut: a lower bound shows they cannot beat the plans already kept.", {}},

@@ -11,6 +11,7 @@
 #include "hetero/hetero_space.hpp"
 #include "hetero/hetero_split.hpp"
 #include "search/search_budget.hpp"
+#include "search/plan_sink.hpp"
 #include "search/top_plans.hpp"
 
 namespace hapmoe {
@@ -22,6 +23,7 @@ struct Entry {
   int order;
   std::vector<int> shapes;  // index into shapes[group] per order position
   int mbs;
+  double rate = 0;  // USD per hour its plans bill (every GPU of its groups' meshes)
 };
 
 // The plan of an entry with a given split, per-stage recompute and optimizer offload fraction.
@@ -61,9 +63,9 @@ constexpr size_t kSeededEntries = 1024;
 class HeteroSearch {
  public:
   // offload: the plan-level optimizer offload fraction every stage's mesh gets.
-  // Only plans faster than prune_above_s are kept.
+  // Only plans faster than prune_above are kept.
   HeteroSearch(const Scenario& s, double offload, const SearchControl& control,
-               const SearchBudget& budget, double prune_above_s, SearchResult& r)
+               const SearchBudget& budget, double prune_above, SearchResult& r)
       : s_(s),
         offload_(offload),
         control_(control),
@@ -71,7 +73,7 @@ class HeteroSearch {
         r_(r),
         st_(r.stats),
         cache_(s),
-        top_(std::max(1, s.search.top_k), prune_above_s) {}
+        top_(s, static_cast<size_t>(std::max(1, s.search.top_k)), prune_above) {}
 
   void run() {
     build_entries();
@@ -87,9 +89,18 @@ class HeteroSearch {
         break;
       }
       if (control_.progress && done % 64 == 0) report(done);
-      if (entries_[done].bound_s >= top_.threshold()) {
+      // Entries are in order of their time bound; the least rate's threshold bounds every one's.
+      if (entries_[done].bound_s >= top_.threshold_s(least_rate_)) {
         st_.pruned["entry_lower_bound"] += static_cast<long long>(entries_.size() - done);
         break;
+      }
+      if (!objective_admits(s_.search, entries_[done].rate)) {
+        ++st_.pruned["over_budget"];
+        continue;
+      }
+      if (entries_[done].bound_s >= threshold_s(entries_[done])) {
+        ++st_.pruned["entry_lower_bound"];
+        continue;
       }
       const char* limit = st_.evaluated >= budget_.max_orders                 ? "orders"
                           : counters_.work() >= budget_.max_stage_costs      ? "stage_costs"
@@ -97,7 +108,7 @@ class HeteroSearch {
                                                                                : nullptr;
       if (limit) st_.reached(limit);
       if (limit || dp_budget_reached_) {
-        for (size_t e = done; e < entries_.size(); ++e) st_.entries_unsearched += entries_[e].bound_s < top_.threshold();
+        for (size_t e = done; e < entries_.size(); ++e) st_.entries_unsearched += entries_[e].bound_s < threshold_s(entries_[e]);
         break;
       }
       // One DP per recompute set: the order limit holds inside an entry too.
@@ -111,6 +122,7 @@ class HeteroSearch {
     st_.pruned["dominated_split"] += counters_.dominated;
     st_.pruned["split_lower_bound"] += counters_.lower_bound;
     r_.plans = top_.take();
+    r_.pareto = top_.take_front();
     if (r_.plans.empty()) r_.diagnosis = diagnose_no_plan(s_, counters_.min_shortfall_bytes, st_);
   }
 
@@ -156,6 +168,11 @@ class HeteroSearch {
     }
     std::stable_sort(entries_.begin(), entries_.end(),
                      [](const Entry& a, const Entry& b) { return a.bound_s < b.bound_s; });
+    least_rate_ = 0;
+    if (s_.cluster.priced() && !entries_.empty()) {
+      least_rate_ = 1e300;
+      for (const Entry& e : entries_) least_rate_ = std::min(least_rate_, e.rate);
+    }
     if (!all_orders) st_.reached("orders");
   }
 
@@ -187,6 +204,13 @@ class HeteroSearch {
     ++st_.candidates;
     entry_work_ += static_cast<long long>(meshes.size()) * s_.model.num_layers / 64;
     e.bound_s = entry_bound_s(plan);
+    if (s_.cluster.priced()) {
+      std::vector<long long> used(s_.cluster.groups.size(), 0);
+      for (size_t k = 0; k < meshes.size(); ++k) {
+        used[orders_[o][k]] += static_cast<long long>(meshes[k].tp) * meshes[k].dp * meshes[k].pp;
+      }
+      e.rate = billed_rate_per_hour(s_.cluster, used);
+    }
     entries_.push_back(std::move(e));
   }
 
@@ -247,7 +271,7 @@ class HeteroSearch {
     prob.num_layers = s_.model.num_layers;
     prob.links = hetero_stage_links(s_.cluster, plan);
     prob.num_microbatches = num_microbatches(s_.training, hetero_stage_mesh(plan, 0));
-    prob.incumbent_s = top_.threshold();
+    prob.incumbent_s = threshold_s(e);
     for (int i = 0; i < pp; ++i) {
       std::vector<StageOption> opts;
       for (Recompute r : set) {
@@ -262,7 +286,7 @@ class HeteroSearch {
     // The even split with one option on every stage: offered as it is, and an incumbent for the
     // DP, which then only looks for splits below it (the entry's result stays exact).
     const std::optional<HeteroSplit> seed = even_split_seed(prob);
-    if (seed && seed->objective_s < top_.threshold()) offer(tag, e, meshes, set, *seed);
+    if (seed && seed->objective_s < threshold_s(e)) offer(tag, e, meshes, set, *seed);
     if (seed_only) return;
     if (seed) prob.incumbent_s = std::min(prob.incumbent_s, seed->objective_s);
     ++st_.evaluated;
@@ -283,8 +307,11 @@ class HeteroSearch {
         entry_plan(s_, orders_[e.order], meshes, e.mbs, split.layers, rc, offload_);
     PlanEvaluation ev = evaluate_hetero_with_cache(s_, best, cache_);
     std::string key = plan_key(ev.plan);
-    top_.offer(split.objective_s, std::move(key), std::move(ev), tag);
+    top_.offer(split.objective_s, e.rate, std::move(key), std::move(ev), tag);
   }
+
+  // What a plan of entry e must beat (PlanSink::threshold_s at its rate).
+  double threshold_s(const Entry& e) const { return top_.threshold_s(e.rate); }
 
   const Scenario& s_;
   double offload_;
@@ -293,7 +320,8 @@ class HeteroSearch {
   SearchResult& r_;
   SearchStats& st_;
   HeteroModelCache cache_;
-  TopPlans top_;
+  PlanSink top_;
+  double least_rate_ = 0;  // the least rate of any entry (0 without prices)
   SplitCounters counters_;
   std::vector<std::vector<int>> orders_;
   std::vector<std::vector<HeteroShape>> shapes_;  // per group
@@ -320,7 +348,7 @@ class HeteroSearch {
 // merged into the k best, each on what the earlier ones left of the budget; fraction i of n
 // reports progress within [i / n, (i + 1) / n].
 Expected<SearchResult> search_fractions(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
-                                        double prune_above_s) {
+                                        double prune_above) {
   const auto& given = s.search.optimizer_offload_fraction;
   const std::vector<double> fractions = given.empty() ? std::vector<double>{0} : given;
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
@@ -330,7 +358,7 @@ Expected<SearchResult> search_fractions(const Scenario& s, const SearchControl& 
     SearchResult r;
     const double n = static_cast<double>(fractions.size());
     HeteroSearch(s, fractions[i], scaled_control(control, i / n, 1 / n), remaining_budget(budget, spent),
-                 prune_above_s, r)
+                 prune_above, r)
         .run();
     spent += r.stats.work;
     const bool cancelled = r.stats.cancelled;

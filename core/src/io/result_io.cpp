@@ -65,7 +65,7 @@ json stage_breakdown(const PlanSpec& p, size_t i, const StageCost& c,
 
 json metrics_to_json(const PlanMetrics& m) {
   const double err = m.iteration_time_error_fraction;
-  return {{"iteration_time_s", round_sig(m.iteration_time_s)},
+  json j = {{"iteration_time_s", round_sig(m.iteration_time_s)},
           {"iteration_time_error_fraction", err},
           {"iteration_time_range_s",
            json::array({round_sig(m.iteration_time_s * (1 - err)), round_sig(m.iteration_time_s * (1 + err))})},
@@ -83,6 +83,15 @@ json metrics_to_json(const PlanMetrics& m) {
           {"memory_capacity_gib", rounded(m.memory_capacity_gib)},
           {"fits_memory", m.fits_memory},
           {"within_memory_margin", m.within_memory_margin}};
+  if (m.priced) {
+    j["cost_per_hour"] = round_sig(m.cost_per_hour);
+    j["cost_per_million_tokens"] = round_sig(m.cost_per_million_tokens);
+  }
+  if (m.train_hours > 0) {
+    j["train_hours"] = round_sig(m.train_hours);
+    if (m.priced) j["train_cost"] = round_sig(m.train_cost);
+  }
+  return j;
 }
 
 json model_size_to_json(const ModelSpec& m) {

@@ -305,6 +305,8 @@ NodeGroup read_group(const json& v, const std::string& path, const PresetCatalog
              "): a scale-up domain is made of whole hosts");
   }
   g.inter_node_gbps = r.get_number("inter_node_gbps", g.gpu.inter_node_gbps);
+  g.price_per_gpu_hour = r.get_optional_number("price_per_gpu_hour");
+  g.billed_all = r.get_enum("billed") == "all";
   r.finish();
   return g;
 }
@@ -333,6 +335,16 @@ ClusterSpec read_cluster(const json& v, const std::string& path, const PresetCat
   c.inter_group_gbps = r.get_optional_number("inter_group_gbps").value_or(0);
   c.source = r.get_string("source");
   r.finish();
+  // Prices on all groups or on none: a plan's cost would otherwise leave some GPUs out.
+  for (size_t i = 1; i < c.groups.size(); ++i) {
+    if (c.groups[i].price_per_gpu_hour.has_value() != c.groups[0].price_per_gpu_hour.has_value()) {
+      const size_t missing = c.groups[i].price_per_gpu_hour ? 0 : i;
+      fail("bad_value", index_path(gpath, missing) + ".price_per_gpu_hour",
+           "expected a price (USD per GPU-hour) here too: group " + std::to_string(missing ? 0 : i) +
+               " has one; give every group a price (0 for GPUs already paid for) or none");
+    }
+  }
+
   return c;
 }
 
@@ -418,6 +430,7 @@ TrainingSpec read_training(const json& v, const std::string& path) {
     t.cuda_graph_impl = GraphImpl::kFullIteration;
   }
   t.grad_reduce_in_bf16 = r.get_bool("grad_reduce_in_bf16");
+  t.train_tokens = r.get_optional_number("train_tokens").value_or(0);
   r.finish();
   if (t.moe_pad_expert_input_to_capacity && t.moe_expert_capacity_factor <= 0) {
     fail("bad_value", r.path("moe_pad_expert_input_to_capacity"),
@@ -493,6 +506,14 @@ SearchSpec read_search(const json& v, const std::string& path, const ModelSpec& 
   s.optimizer_offload_fraction = r.get_number_choices("optimizer_offload_fraction");
   const std::string mode = r.get_enum("mode");
   s.mode = mode == "hetero" ? SearchMode::kHetero : mode == "auto" ? SearchMode::kAuto : SearchMode::kMegatron;
+  const std::string objective = r.get_enum("objective");
+  s.objective = objective == "cost"                 ? Objective::kCost
+                : objective == "time_within_budget" ? Objective::kTimeWithinBudget
+                                                    : Objective::kTime;
+  s.budget_per_hour = r.get_optional_number("budget_per_hour").value_or(0);
+  if (s.objective == Objective::kTimeWithinBudget && !(s.budget_per_hour > 0)) {
+    fail("bad_value", r.path("budget_per_hour"), "expected a budget in USD per hour with objective \"time_within_budget\"");
+  }
   s.top_k = to_int(r.get_int("top_k"));
   s.memory_margin_fraction = r.get_number("memory_margin_fraction");
   s.layer_split = read_layer_split(r, model.num_layers);
@@ -632,6 +653,11 @@ Expected<Scenario> parse_scenario(const json& doc, const PresetCatalog& presets)
     s.training = read_training(r.raw("training"), "training");
     if (r.has("search")) s.search = read_search(r.raw("search"), "search", s.model);
     r.ignore("search");
+    if (s.search.objective != Objective::kTime && !s.cluster.priced()) {
+      fail("bad_value", "cluster.groups[0].price_per_gpu_hour",
+           std::string("expected a price (USD per GPU-hour) on every cluster group: search.objective \"") +
+               to_string(s.search.objective) + "\" compares what plans cost");
+    }
     if (r.has("plan")) s.plan = read_plan(r.raw("plan"), "plan", s.cluster, s.training);
     r.ignore("plan");
     if (r.has("profile")) {  // keyed by GPU id: read outside the field table (profile_io.hpp)

@@ -6,6 +6,7 @@
 #include "evaluate/rule_text.hpp"
 #include "io/budget_io.hpp"
 #include "search/baselines.hpp"
+#include "search/top_plans.hpp"
 #include "hapmoe/result_io.hpp"
 #include "hapmoe/scenario_io.hpp"
 
@@ -68,6 +69,33 @@ json closest_plan_to_json(const ClosestPlan& c) {
 
 }  // namespace
 
+// The Pareto front: each point's time and cost, and its place in `plans` (null when the k best
+// leave it out: then the whole plan entry is beside it).
+json pareto_to_json(const Scenario& s, const SearchResult& r) {
+  json front = json::array();
+  for (const PlanEvaluation& ev : r.pareto) {
+    const PlanMetrics& m = ev.metrics;
+    const std::string key = plan_key(ev.plan);
+    json index = nullptr;
+    for (size_t i = 0; i < r.plans.size(); ++i) {
+      if (plan_key(r.plans[i].plan) == key) {
+        index = i;
+        break;
+      }
+    }
+    json p = {{"iteration_time_s", round_sig(m.iteration_time_s)},
+              {"tokens_per_s", round_sig(m.tokens_per_s)},
+              {"cost_per_hour", round_sig(m.cost_per_hour)},
+              {"cost_per_million_tokens", round_sig(m.cost_per_million_tokens)},
+              {"gpus_used", m.gpus_used},
+              {"plan_index", index},
+              {"plan", plan_to_json(ev.plan)}};
+    if (index.is_null()) p["entry"] = evaluation_to_json(s, ev);
+    front.push_back(std::move(p));
+  }
+  return front;
+}
+
 json search_result_to_json(const Scenario& s, const SearchResult& r, bool include_timing) {
   json plans = json::array();
   for (const auto& ev : r.plans) plans.push_back(evaluation_to_json(s, ev));
@@ -94,6 +122,7 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   json stats = {{"candidates", r.stats.candidates}, {"evaluated", r.stats.evaluated},
                 {"stage_costs", r.stats.stage_costs}, {"pruned", pruned}, {"rules", rule_sentences}, {"cancelled", r.stats.cancelled}};
   stats["above_memory_margin"] = r.stats.above_memory_margin;
+  stats["objective"] = to_string(s.search.objective);
   stats["memory_margin_fraction"] = round_sig(s.search.memory_margin_fraction);
   if (r.stats.budget_reached) {
     stats["budget_reached"] = true;
@@ -120,6 +149,7 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);
   json out = {{"format", kResultFormat}, {"ok", true}, {"model", model_size_to_json(s.model)}, {"plans", plans}, {"baselines", baselines}, {"stats", stats}};
   if (!notes.empty()) out["notes"] = notes;
+  if (s.cluster.priced()) out["pareto"] = pareto_to_json(s, r);
   if (r.diagnosis) {
     out["diagnosis"] = {{"message", r.diagnosis->message},
                         {"shortfall_gib", round_sig(r.diagnosis->shortfall_gib)},

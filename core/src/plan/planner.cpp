@@ -19,15 +19,16 @@ namespace hapmoe {
 
 namespace {
 
-bool faster(const PlanEvaluation& x, const PlanEvaluation& y) {
-  return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
+// By search.objective (metrics.objective_value: iteration time for "time").
+bool better(const PlanEvaluation& x, const PlanEvaluation& y) {
+  return x.metrics.objective_value < y.metrics.objective_value;
 }
 
 // The planner's order: the plans within the memory margin (flagged by rank_by_memory_margin)
-// first, each side by iteration time.
-bool margin_then_time(const PlanEvaluation& x, const PlanEvaluation& y) {
+// first, each side by objective.
+bool margin_then_objective(const PlanEvaluation& x, const PlanEvaluation& y) {
   if (x.metrics.within_memory_margin != y.metrics.within_memory_margin) return x.metrics.within_memory_margin;
-  return faster(x, y);
+  return better(x, y);
 }
 
 // An engine: upstream_search or hetero_search.
@@ -49,9 +50,9 @@ void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, con
   const double margin = s.search.memory_margin_fraction;
   if (!(margin > 0) || r->plans.empty() || r->stats.cancelled || r->stats.budget_reached) return;
   rank_by_memory_margin(s, r);  // flags them
-  const auto fastest = std::min_element(r->plans.begin(), r->plans.end(), faster);
-  if (fastest->metrics.within_memory_margin) return;  // the fastest plan of all is within it
-  if (fastest->metrics.iteration_time_s >= useful_below_s) return;
+  const auto fastest = std::min_element(r->plans.begin(), r->plans.end(), better);
+  if (fastest->metrics.within_memory_margin) return;  // the best plan of all is within it
+  if (fastest->metrics.objective_value >= useful_below_s) return;
   if (only_when_none && std::any_of(r->plans.begin(), r->plans.end(),
                                     [](const PlanEvaluation& ev) { return ev.metrics.within_memory_margin; })) {
     return;
@@ -59,14 +60,15 @@ void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, con
   Scenario tight = s;
   for (NodeGroup& g : tight.cluster.groups) g.gpu.memory_gib *= 1 - margin;
   tight.search.baselines = false;
+  tight.search.pareto = false;  // the front is of the plans that fit the GPUs (the first search's)
   SearchControl quiet;  // progress stays where the first search ended; cancel still stops it
   quiet.cancel = control.cancel;
-  // Only plans faster than the fastest within the margin found so far can change the first plan
+  // Only plans better than the best within the margin found so far can change the first plan
   // (found exactly); the others within it are the fastest found.
   SearchBudget left = remaining_budget(budget, r->stats.work);
-  left.prune_above_s = std::min(left.prune_above_s, useful_below_s);
+  left.prune_above = std::min(left.prune_above, useful_below_s);
   for (const PlanEvaluation& ev : r->plans) {
-    if (ev.metrics.within_memory_margin) left.prune_above_s = std::min(left.prune_above_s, ev.metrics.iteration_time_s);
+    if (ev.metrics.within_memory_margin) left.prune_above = std::min(left.prune_above, ev.metrics.objective_value);
   }
   auto again = engine(tight, quiet, left);
   if (!again) return;
@@ -96,7 +98,7 @@ void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, con
   }
   r->plans = std::move(all);
   rank_by_memory_margin(s, r);  // flags them
-  std::stable_sort(r->plans.begin(), r->plans.end(), margin_then_time);
+  std::stable_sort(r->plans.begin(), r->plans.end(), margin_then_objective);
   // The k best; when they are all within the margin, the last place goes to the fastest plan
   // above it (faster than the first, flagged: it is still the fastest if the prediction holds).
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
@@ -105,7 +107,7 @@ void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, con
                                           [](const PlanEvaluation& ev) { return !ev.metrics.within_memory_margin; });
     const size_t at = static_cast<size_t>(tight_first - r->plans.begin());
     if (k >= 2 && at >= k && tight_first != r->plans.end()) {
-      const auto fastest_tight = std::min_element(tight_first, r->plans.end(), faster);
+      const auto fastest_tight = std::min_element(tight_first, r->plans.end(), better);
       std::swap(r->plans[k - 1], *fastest_tight);
     }
     r->plans.resize(k);
@@ -125,6 +127,7 @@ Expected<SearchResult> hetero_mode(const Scenario& s, const SearchControl& contr
   if (s.search.baselines) {
     Scenario up = s;
     up.search.top_k = 1;
+    up.search.pareto = false;
     auto u = upstream_search(up, scaled_control(control, 0.9, 0.1), remaining_budget(budget, r.stats.work));
     if (u) add_budget_use(u->stats, &r.stats);
     if (u && !u->plans.empty() && !r.plans.empty()) {
@@ -151,19 +154,22 @@ void label(std::vector<PlanEvaluation>& plans, Runtime r) {
   for (PlanEvaluation& ev : plans) ev.plan.runtime = r;
 }
 
-// u's and h's plans ranked together (by iteration time; upstream first on ties, as the simpler
+// u's and h's plans ranked together (by objective; upstream first on ties, as the simpler
 // runtime to deploy), the k best kept; u's baselines and diagnosis; the counters of both.
 SearchResult rank_together(SearchResult u, SearchResult h, size_t k) {
   label(u.plans, Runtime::kMegatron);
   label(h.plans, Runtime::kFlagScale);
+  label(u.pareto, Runtime::kMegatron);
+  label(h.pareto, Runtime::kFlagScale);
   SearchResult out = std::move(u);
   const std::optional<PlanEvaluation> best_upstream =
       out.plans.empty() ? std::nullopt : std::optional<PlanEvaluation>(out.plans.front());
   for (PlanEvaluation& ev : h.plans) out.plans.push_back(std::move(ev));
   // The plans within the memory margin first (rank_by_memory_margin has flagged both lists), so
   // keeping the k best never drops one that would rank above a kept plan.
-  std::stable_sort(out.plans.begin(), out.plans.end(), margin_then_time);
+  std::stable_sort(out.plans.begin(), out.plans.end(), margin_then_objective);
   if (out.plans.size() > k) out.plans.resize(k);
+  out.pareto = merge_fronts(std::move(out.pareto), std::move(h.pareto));
   SearchStats& st = out.stats;
   st.candidates += h.stats.candidates;
   st.evaluated += h.stats.evaluated;
@@ -198,7 +204,7 @@ Expected<SearchResult> auto_mode(const Scenario& s, const SearchControl& control
       double kth_within = 1e300;
       size_t within = 0;
       for (const PlanEvaluation& ev : r.plans) {
-        if (ev.metrics.within_memory_margin && ++within == k) kth_within = ev.metrics.iteration_time_s;
+        if (ev.metrics.within_memory_margin && ++within == k) kth_within = ev.metrics.objective_value;
       }
       search_within_margin(hetero_search, Runtime::kFlagScale, s, control, remaining_budget(budget, r.stats.work),
                            &h.value(), kth_within, true);

@@ -28,7 +28,7 @@ bool offload_may_help(const SearchResult& r) {
 Expected<SearchResult> search_with_offload_fallback(const Scenario& s, const SearchControl& control,
                                                     const SearchBudget& budget, const SearchPass& pass) {
   const auto offload = offload_fallback_scenario(s);
-  const double above = std::min(1e300, budget.prune_above_s);
+  const double above = std::min(1e300, budget.prune_above);
   if (!offload) return pass(s, control, budget, above);
   constexpr double kFirstPassShare = 0.8;
   auto r = pass(s, scaled_control(control, 0, kFirstPassShare), budget, above);
@@ -39,7 +39,7 @@ Expected<SearchResult> search_with_offload_fallback(const Scenario& s, const Sea
   }
   // Only offloaded plans that beat the k-th plan found without offload are wanted.
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
-  const double kth = r->plans.size() < k ? above : r->plans.back().metrics.iteration_time_s;
+  const double kth = r->plans.size() < k ? above : r->plans.back().metrics.objective_value;
   auto retry = pass(*offload, scaled_control(control, kFirstPassShare, 1 - kFirstPassShare),
                     remaining_budget(budget, r->stats.work), kth);
   if (!retry.ok()) return r;

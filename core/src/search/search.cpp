@@ -18,6 +18,7 @@
 #include "search/diagnosis.hpp"
 #include "search/layer_split_dp.hpp"
 #include "search/search_budget.hpp"
+#include "search/plan_sink.hpp"
 #include "search/top_plans.hpp"
 #include "evaluate/rules.hpp"
 #include "spec/stable_map.hpp"
@@ -287,6 +288,15 @@ struct EntryBuilder : SearchContext {
 // Entries whose first-guess order is split before the full walk.
 constexpr size_t kFirstGuesses = 64;
 
+// USD per hour an entry's plans bill: its stages per group times the stage's GPUs (0 without
+// prices). Every order and split of the entry bills the same.
+double entry_rate(const Scenario& s, const MeshShape& shape, const GroupSet& set) {
+  if (!s.cluster.priced()) return 0;
+  std::vector<long long> used(s.cluster.groups.size(), 0);
+  for (int g : set.groups) used[g] = shape.stages_per_group()[g] * shape.mesh.stage_gpus();
+  return billed_rate_per_hour(s.cluster, used);
+}
+
 // Searches every stage order of one (mesh shape, group set) entry against the incumbent: a
 // position-aware bound per entry, per order prefix and per order; the layer-split DP pushed
 // stage by stage along a depth-first walk over orders, so a prefix is split once for all the
@@ -294,7 +304,7 @@ constexpr size_t kFirstGuesses = 64;
 // after it is placed (or at the end of the pipeline).
 class EntrySearch {
  public:
-  EntrySearch(const SearchContext& c, SplitCounters& counters, IncrementalSplit& dp, TopPlans& top,
+  EntrySearch(const SearchContext& c, SplitCounters& counters, IncrementalSplit& dp, PlanSink& top,
               std::function<void()> tick)
       : c_(c), s_(c.s), st_(c.st), counters_(counters), dp_(dp), top_(top), tick_(std::move(tick)) {}
 
@@ -351,6 +361,7 @@ class EntrySearch {
     if (over_budget()) return false;
     set_ = &set;
     shape_ = &shape;
+    rate_ = entry_rate(s_, shape, set);
     c_.space.complete_mesh(shape, set, &mesh_, &rule_);
     m_ = num_microbatches(s_.training, mesh_);
     prepared_ = prepare_bounds(shape);
@@ -392,7 +403,7 @@ class EntrySearch {
       caps.push_back(terms_.back()->max_layers);
     }
     const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
-    const double threshold = top_.threshold();
+    const double threshold = threshold_s();
     if (set_bound >= 1e300) {
       pruned_.count("stage_memory_bound");
       return false;
@@ -445,7 +456,7 @@ class EntrySearch {
       if (i < prefix.size()) options_[i].assign(1, index_of(prefix[i]));
       else options_[i] = later;
     }
-    return positions_->reaches(options_, top_.threshold(), rest.empty() ? -1 : static_cast<int>(prefix.size()));
+    return positions_->reaches(options_, threshold_s(), rest.empty() ? -1 : static_cast<int>(prefix.size()));
   }
 
   // Pushes the DP up to stage `end` (exclusive); false when no split survives. options_ holds
@@ -458,7 +469,7 @@ class EntrySearch {
       const int i = dp_.depth();
       const LaterStages& later = later_stages(i + 1);
       const StageCostModel* model = models_[index_of(stage_groups[i])];
-      if (!dp_.push(*model, links[i], top_.threshold(), &counters_, later.layers_fit, &later.rest_floor,
+      if (!dp_.push(*model, links[i], threshold_s(), &counters_, later.layers_fit, &later.rest_floor,
                     memos_.get(i, model, links[i]))) {
         return false;
       }
@@ -549,16 +560,16 @@ class EntrySearch {
     if (!fixed.empty()) {
       const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
       const auto obj = split_objective(p, fixed, &counters_);
-      if (obj && *obj < top_.threshold()) split = SplitResult{fixed, *obj};
+      if (obj && *obj < threshold_s()) split = SplitResult{fixed, *obj};
     } else {
       const int start_depth = dp_.depth();
-      if (push_until(stage_groups, mesh_.pp)) split = dp_.best(top_.threshold());
+      if (push_until(stage_groups, mesh_.pp)) split = dp_.best(threshold_s());
       while (dp_.depth() > start_depth) dp_.pop();
     }
     if (split) {
       const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
       PlanSpec plan = plan_of(mesh_, s_.cluster, stage_groups, split->layers);
-      top_.offer(split->objective_s, plan_key(plan), evaluate_split_problem(s_, p, plan));
+      top_.offer(split->objective_s, rate_, plan_key(plan), evaluate_split_problem(s_, p, plan));
     }
     return true;
   }
@@ -568,8 +579,11 @@ class EntrySearch {
   SearchStats& st_;
   SplitCounters& counters_;
   IncrementalSplit& dp_;
-  TopPlans& top_;
+  PlanSink& top_;
   std::function<void()> tick_;
+  double rate_ = 0;  // USD per hour the entry's plans bill (entry_rate)
+  // What a plan of the entry must beat (PlanSink::threshold_s at its rate).
+  double threshold_s() const { return top_.threshold_s(rate_); }
   RuleTally pruned_;
   long long leaves_ = 0;
   const GroupSet* set_ = nullptr;
@@ -628,13 +642,14 @@ long long entries_below(const SortedEntries& entries, size_t done, double thresh
 
 // The plans found become the result; baselines and diagnosis beside them.
 void finish_result(const Scenario& s, const EntryBuilder& builder, const CandidateSpace& space, StageModelCache& cache,
-                   const SplitCounters& counters, TopPlans& top, SearchResult& r) {
+                   const SplitCounters& counters, PlanSink& top, SearchResult& r) {
   SearchStats& st = r.stats;
   st.stage_costs = counters.stage_costs;
   st.pruned["stage_memory"] += counters.memory;
   st.pruned["split_lower_bound"] += counters.lower_bound;
   st.pruned["dominated_split"] += counters.dominated;
   r.plans = top.take();
+  r.pareto = top.take_front();
   if (r.plans.empty()) {
     double shortfall = counters.min_shortfall_bytes;
     const double bound_shortfall = builder.min_shortfall;
@@ -653,7 +668,7 @@ void finish_result(const Scenario& s, const EntryBuilder& builder, const Candida
 namespace {
 // cache and times may come from a search of a scenario that differs in search fields only.
 Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
-                                   double prune_above_s, StageModelCache& cache, LayerTimesCache& times);
+                                   double prune_above, StageModelCache& cache, LayerTimesCache& times);
 }  // namespace
 
 Expected<SearchResult> upstream_search(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
@@ -673,7 +688,7 @@ Expected<SearchResult> upstream_search(const Scenario& s, const SearchControl& g
 
 namespace {
 Expected<SearchResult> search_once(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
-                                   double prune_above_s, StageModelCache& cache, LayerTimesCache& times) {
+                                   double prune_above, StageModelCache& cache, LayerTimesCache& times) {
   const auto start = std::chrono::steady_clock::now();
   if (auto e = check_request(s)) return *e;
   SearchResult r;
@@ -693,7 +708,19 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   const SortedEntries& entries = builder.entries;
   if (control.progress) control.progress(kBuildShare, 0);
 
-  TopPlans top(static_cast<size_t>(std::max(1, s.search.top_k)), prune_above_s);
+  PlanSink top(s, static_cast<size_t>(std::max(1, s.search.top_k)), prune_above);
+  // With prices, each entry's threshold depends on its rate, and the least rate's bounds every
+  // entry's (entries are in order of their time bound): an entry below that but at or above its
+  // own is skipped, one over the budget too.
+  const bool priced = s.cluster.priced();
+  double least_rate = 0;
+  if (priced) {
+    least_rate = 1e300;
+    for (const SearchEntry& e : entries.any_order()) {
+      least_rate = std::min(least_rate, entry_rate(s, space.shapes()[e.shape], builder.sets[e.set]));
+    }
+  }
+  auto threshold = [&]() { return top.threshold_s(least_rate); };
   SplitCounters counters;
   counters.max_work = budget.max_stage_costs;  // a push stops there too (one may take seconds)
   IncrementalSplit dp;
@@ -717,7 +744,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   // First guesses: one order of each of the first entries, so that the bounds below have an
   // incumbent before any entry's orders are walked.
   size_t guessed = 0;
-  for (; guessed < entries.size() && guessed < kFirstGuesses && entries[guessed].bound_s < top.threshold(); ++guessed) {
+  for (; guessed < entries.size() && guessed < kFirstGuesses && entries[guessed].bound_s < threshold(); ++guessed) {
     if (control.cancel && control.cancel->load()) break;
     entry_search.run_first_guess(space.shapes()[entries[guessed].shape], builder.sets[entries[guessed].set]);
   }
@@ -728,13 +755,24 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
       break;
     }
     if (done % 64 == 0) report();
-    if (e.bound_s >= top.threshold()) {  // entries are sorted by bound: none after this can win
+    if (e.bound_s >= threshold()) {  // entries are sorted by bound: none after this can win
       st.pruned["entry_lower_bound"] += static_cast<long long>(entries.size() - done);
       break;
     }
+    if (priced) {
+      const double rate = entry_rate(s, space.shapes()[e.shape], builder.sets[e.set]);
+      if (!objective_admits(s.search, rate)) {
+        ++st.pruned["over_budget"];
+        continue;
+      }
+      if (e.bound_s >= top.threshold_s(rate)) {
+        ++st.pruned["entry_lower_bound"];
+        continue;
+      }
+    }
     if (!entry_search.run(space.shapes()[e.shape], builder.sets[e.set], done < guessed) || st.cancelled) break;
   }
-  if (entry_search.spent()) st.entries_unsearched = entries_below(entries, done, top.threshold());
+  if (entry_search.spent()) st.entries_unsearched = entries_below(entries, done, threshold());
   if (control.progress) control.progress(1.0, st.evaluated);
   entry_search.add_counts_to(&st.pruned);
   st.work = {space.combinations(), static_cast<long long>(space.shapes().size()), builder.walked,

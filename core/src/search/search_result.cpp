@@ -8,15 +8,16 @@
 namespace hapmoe {
 
 SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
-  const bool b_wins = a.plans.empty() || (!b.plans.empty() && b.plans.front().metrics.iteration_time_s <
-                                                                  a.plans.front().metrics.iteration_time_s);
+  const bool b_wins = a.plans.empty() || (!b.plans.empty() && b.plans.front().metrics.objective_value <
+                                                                  a.plans.front().metrics.objective_value);
   SearchResult out = b_wins ? std::move(b) : std::move(a);
   SearchResult& other = b_wins ? a : b;
   for (auto& p : other.plans) out.plans.push_back(std::move(p));
   std::stable_sort(out.plans.begin(), out.plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
-    return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
+    return x.metrics.objective_value < y.metrics.objective_value;
   });
   if (out.plans.size() > k) out.plans.resize(k);
+  out.pareto = merge_fronts(std::move(out.pareto), std::move(other.pareto));
   out.stats.candidates += other.stats.candidates;
   out.stats.evaluated += other.stats.evaluated;
   out.stats.stage_costs += other.stats.stage_costs;
@@ -24,6 +25,21 @@ SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
   add_budget_use(other.stats, &out.stats);
   if (!out.plans.empty() && !other.plans.empty()) out.diagnosis.reset();
   return out;
+}
+
+std::vector<PlanEvaluation> merge_fronts(std::vector<PlanEvaluation> a, std::vector<PlanEvaluation> b) {
+  for (PlanEvaluation& ev : b) a.push_back(std::move(ev));
+  auto cost = [](const PlanEvaluation& ev) { return ev.metrics.cost_per_hour * ev.metrics.iteration_time_s; };
+  // Fastest first (then cheapest); a plan is kept when it is cheaper than every faster one kept.
+  std::stable_sort(a.begin(), a.end(), [&](const PlanEvaluation& x, const PlanEvaluation& y) {
+    if (x.metrics.iteration_time_s != y.metrics.iteration_time_s) return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
+    return cost(x) < cost(y);
+  });
+  std::vector<PlanEvaluation> front;
+  for (PlanEvaluation& ev : a) {
+    if (front.empty() || cost(ev) < cost(front.back())) front.push_back(std::move(ev));
+  }
+  return front;
 }
 
 Baseline baseline_against(const PlanEvaluation& ev, double best_s) {

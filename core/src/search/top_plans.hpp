@@ -24,11 +24,11 @@ std::string plan_key(const PlanSpec& p);
 
 class TopPlans {
  public:
-  // prune_above_s: plans at or above it are not wanted (a previous search's k-th best).
-  explicit TopPlans(size_t k, double prune_above_s = 1e300) : k_(k), prune_above_s_(prune_above_s) {}
+  // prune_above: plans at or above it are not wanted (a previous search's k-th best).
+  explicit TopPlans(size_t k, double prune_above = 1e300) : k_(k), prune_above_(prune_above) {}
 
   // What a plan must beat to be kept.
-  double threshold() const { return best_.size() < k_ ? prune_above_s_ : best_.back().objective; }
+  double threshold() const { return best_.size() < k_ ? prune_above_ : best_.back().objective; }
 
   void offer(double objective, std::string key, PlanEvaluation ev, long long tag = -1) {
     for (size_t i = 0; i < best_.size(); ++i) {
@@ -66,7 +66,7 @@ class TopPlans {
     return a.objective < b.objective || (a.objective == b.objective && a.key < b.key);
   }
   size_t k_;
-  double prune_above_s_;
+  double prune_above_;
   std::vector<Ranked> best_;
 };
 

@@ -208,6 +208,13 @@ const FieldDef kFields[] = {
     derived("cluster.groups[].inter_node_gbps", T::kNumber, "GB/s", 0.1, kMaxGbps,
             "the GPU's inter_node_gbps",
             "Scale-out bandwidth per GPU, one direction, inside this group (1e9 bytes/s)."),
+    // 1000 USD per GPU-hour is ~100x the list price of a B200 on demand in 2025.
+    unset("cluster.groups[].price_per_gpu_hour", T::kNumber, "USD/GPU-hour", 0, 1000, "no price",
+          "Price of one of this group's GPUs for an hour (0 for GPUs already paid for); with a "
+          "price on every group, plans show their cost and search.objective can minimise it."),
+    choice("cluster.groups[].billed", "used|all", "used",
+           "used: only the GPUs a plan uses are billed (on demand); all: the whole group is billed "
+           "whether a plan uses it or not (owned or reserved nodes)."),
     unset("cluster.inter_group_gbps", T::kNumber, "GB/s", 0.1, kMaxGbps,
           "the smaller of the two groups' inter_node_gbps",
           "Per-GPU bandwidth, one direction, between different groups (1e9 bytes/s)."),
@@ -381,6 +388,10 @@ const FieldDef kFields[] = {
      "whole layer."},
     flag("training.cuda_graphs", false,
          "Deprecated: true is cuda_graph_impl \"full_iteration\"."),
+    // 1e15 tokens is ~70x DeepSeek-V3's 14.8T pre-training run.
+    unset("training.train_tokens", T::kNumber, "tokens", 1, 1e15, "no run totals",
+          "Tokens of the whole training run: each plan then shows the run's hours and, with prices, "
+          "its cost."),
     flag("training.grad_reduce_in_bf16", false,
          "Reduce gradients across data-parallel ranks in BF16 instead of FP32."),
 
@@ -423,6 +434,13 @@ const FieldDef kFields[] = {
      "no fp8_param_gather)", "",
      "Share of the optimizer state (fp32 master weights and Adam moments) kept in host memory "
      "and updated by the CPU (--optimizer-cpu-offload)."},
+    choice("search.objective", "time|cost|time_within_budget", "time",
+           "time: the fastest plans; cost: the least USD per million training tokens; "
+           "time_within_budget: the fastest plans billing at most search.budget_per_hour (both need "
+           "cluster.groups[].price_per_gpu_hour)."),
+    // 1e8 USD/hour bills a million GPUs at 100 USD each.
+    unset("search.budget_per_hour", T::kNumber, "USD/hour", 0.01, 1e8, "none",
+          "With objective time_within_budget: the most the GPUs a plan bills may cost per hour."),
     choice("search.mode", "megatron|hetero|auto", "megatron",
            "megatron: one parallel layout for all stages (upstream Megatron-LM); hetero: a layout "
            "per GPU type (FlagScale's heterogeneous Megatron); auto: the plans of both ranked "

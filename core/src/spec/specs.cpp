@@ -99,11 +99,16 @@ bool operator==(const GpuSpec& a, const GpuSpec& b) {
 
 bool operator==(const NodeGroup& a, const NodeGroup& b) {
   return a.gpu == b.gpu && a.nodes == b.nodes && a.gpus_per_node == b.gpus_per_node && a.gpus_per_host == b.gpus_per_host &&
-         a.inter_node_gbps == b.inter_node_gbps;
+         a.inter_node_gbps == b.inter_node_gbps && a.price_per_gpu_hour == b.price_per_gpu_hour &&
+         a.billed_all == b.billed_all;  // a cheaper twin is not interchangeable
 }
 
 const char* to_string(SearchMode m) {
   return m == SearchMode::kHetero ? "hetero" : m == SearchMode::kAuto ? "auto" : "megatron";
+}
+
+const char* to_string(Objective o) {
+  return o == Objective::kCost ? "cost" : o == Objective::kTimeWithinBudget ? "time_within_budget" : "time";
 }
 
 const char* to_string(Runtime r) { return r == Runtime::kFlagScale ? "flagscale" : "megatron"; }

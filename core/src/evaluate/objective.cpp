@@ -1,0 +1,33 @@
+#include "evaluate/objective.hpp"
+
+namespace hapmoe {
+
+double billed_rate_per_hour(const ClusterSpec& c, const std::vector<long long>& used) {
+  double rate = 0;
+  for (size_t g = 0; g < c.groups.size(); ++g) {
+    const NodeGroup& group = c.groups[g];
+    if (!group.price_per_gpu_hour) continue;
+    const double gpus = group.billed_all ? static_cast<double>(group.gpus())
+                                         : static_cast<double>(g < used.size() ? used[g] : 0);
+    rate += gpus * *group.price_per_gpu_hour;
+  }
+  return rate;
+}
+
+double tokens_per_iteration(const TrainingSpec& t) {
+  return static_cast<double>(t.global_batch_size) * static_cast<double>(t.seq_length);
+}
+
+double cost_per_million_tokens(const TrainingSpec& t, double rate_per_hour, double iteration_s) {
+  return rate_per_hour * iteration_s / 3600.0 / tokens_per_iteration(t) * 1e6;
+}
+
+bool objective_admits(const SearchSpec& s, double rate_per_hour) {
+  return s.objective != Objective::kTimeWithinBudget || rate_per_hour <= s.budget_per_hour * (1 + 1e-12);
+}
+
+double objective_weight(const SearchSpec& s, double rate_per_hour) {
+  return s.objective == Objective::kCost ? rate_per_hour + 1e-9 : 1.0;
+}
+
+}  // namespace hapmoe

@@ -25,6 +25,8 @@ const char* kUsage =
     "  hapmoe plan FILE|- [--top N] [--json] [--timing]   search for the best plans\n"
     "  hapmoe evaluate FILE|- [--json]                   cost the scenario's \"plan\"\n"
     "  hapmoe timeline FILE|-                            the \"plan\"'s schedule as JSON (docs/scenario.md)\n"
+    "  hapmoe node-loss FILE|- [--json] [--timing]       if a node fails: the best plan without one node\n"
+    "                                                    of each group the \"plan\" (else the best plan) uses\n"
     "  hapmoe validate FILE|-                            check a scenario\n"
     "  hapmoe presets [gpus|models|clusters] [--json]    list the built-in presets\n"
     "  hapmoe schema [--json|--markdown]                 the scenario fields: type, unit, range,\n"
@@ -208,6 +210,8 @@ void print_stages(const json& p) {
   std::printf("  (launch script and hostfile in pipeline-stage order: --json, megatron.launch and megatron.hostfile)\n");
 }
 
+void print_costs(const json& r);  // below
+
 int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
   std::string input = text;
   if (top > 0) {
@@ -268,10 +272,76 @@ int cmd_plan(const std::string& text, bool as_json, int top, bool timing) {
     }
     print_plan_row(0, r["baselines"]["upstream"], runtimes);
   }
+  print_costs(r);
   print_stages(r["plans"][0]);
   const json& st = r["stats"];
   std::printf("\nsearch: %lld candidates, %lld layer splits searched, pruned %s\n",
               st["candidates"].get<long long>(), st["evaluated"].get<long long>(), st["pruned"].dump().c_str());
+  return 0;
+}
+
+// Cost (the user's prices), run totals and checkpoint figures of each plan, and the Pareto front.
+void print_costs(const json& r) {
+  const json& plans = r["plans"];
+  const bool priced = plans[0]["metrics"].contains("cost_per_hour");
+  const bool run = plans[0]["metrics"].contains("train_hours");
+  if (priced || run) {
+    std::printf("\n%s:\n", priced ? "cost (at the prices given)" : "training run");
+    int rank = 1;
+    for (const auto& p : plans) {
+      const json& m = p["metrics"];
+      std::string line = "  " + std::to_string(rank++) + ".";
+      if (priced) {
+        line += " " + fmt(m["cost_per_hour"].get<double>(), 2) + " USD/h, " +
+                fmt(m["cost_per_million_tokens"].get<double>(), 3) + " USD per million tokens";
+      }
+      if (run) {
+        line += std::string(priced ? ";" : "") + " run " + fmt(m["train_hours"].get<double>(), 1) + " h";
+        if (m.contains("train_cost")) line += ", " + fmt(m["train_cost"].get<double>(), 0) + " USD";
+      }
+      std::printf("%s\n", line.c_str());
+    }
+  }
+  if (r.contains("pareto") && !r["pareto"].empty()) {
+    std::printf("\nPareto front (no plan is both faster and cheaper per token), fastest first:\n");
+    for (const auto& p : r["pareto"]) {
+      const std::string at = p["plan_index"].is_null() ? "not in the top plans" : "plan " + std::to_string(p["plan_index"].get<int>() + 1);
+      std::printf("  %9s s/iter  %8s USD/h  %8s USD per million tokens  %5lld GPUs  (%s)\n",
+                  fmt(p["iteration_time_s"].get<double>()).c_str(), fmt(p["cost_per_hour"].get<double>(), 2).c_str(),
+                  fmt(p["cost_per_million_tokens"].get<double>(), 3).c_str(), p["gpus_used"].get<long long>(), at.c_str());
+    }
+  }
+  const json& m = plans[0]["metrics"];
+  if (m.contains("resilience")) {
+    const json& x = m["resilience"];
+    std::printf("\ncheckpoints (plan 1): %s GiB written in %s s; job MTBF %s h over %lld nodes; save every %s s "
+                "(--save-interval %lld); expected goodput %s%%\n",
+                fmt(x["checkpoint_gib"].get<double>(), 1).c_str(), fmt(x["checkpoint_write_s"].get<double>(), 1).c_str(),
+                fmt(x["job_mtbf_hours"].get<double>(), 1).c_str(), x["nodes_used"].get<long long>(),
+                fmt(x["checkpoint_interval_s"].get<double>(), 0).c_str(), x["save_interval_iterations"].get<long long>(),
+                fmt(100 * x["expected_goodput"].get<double>(), 1).c_str());
+  }
+}
+
+int cmd_node_loss(const std::string& text, bool as_json, bool timing) {
+  const std::string out = hapmoe::api::node_loss(text, nullptr, timing);
+  const json r = json::parse(out);
+  if (as_json) std::cout << out << "\n";
+  if (!r.value("ok", false)) return print_error(r);
+  if (as_json) return 0;
+  const json& p = r["plan"];
+  std::printf("plan: %s s per iteration on %lld GPUs\nif one node fails:\n", fmt(p["iteration_time_s"].get<double>()).c_str(),
+              p["gpus_used"].get<long long>());
+  for (const auto& l : r["losses"]) {
+    std::string what = "group " + std::to_string(l["group"].get<int>()) + " (" + l["gpu"].get<std::string>() + "), " +
+                       (l["group_removed"].get<bool>() ? "its only node" : std::to_string(l["nodes_left"].get<int>()) + (l["nodes_left"].get<int>() == 1 ? " node left" : " nodes left"));
+    if (l["entry"].is_null()) {
+      std::printf("  %s: no plan: %s\n", what.c_str(), l.value("message", std::string()).c_str());
+      continue;
+    }
+    std::printf("  %s: %s s per iteration (x%s)%s\n", what.c_str(), fmt(l["iteration_time_s"].get<double>()).c_str(),
+                fmt(l["slowdown"].get<double>(), 3).c_str(), l["budget_reached"].get<bool>() ? " [search budget reached]" : "");
+  }
   return 0;
 }
 
@@ -382,7 +452,9 @@ int main(int argc, char** argv) {
     if (cmd == "presets") return cmd_presets(pos.empty() ? "" : pos[0], as_json);
     if (cmd == "reproduce") return pos.empty() ? cmd_reproduce(models, clusters, as_json) : usage_error("reproduce takes no file");
     if (cmd == "schema") return pos.empty() ? cmd_schema(as_json, as_markdown) : usage_error("schema takes no file");
-    if (cmd != "plan" && cmd != "evaluate" && cmd != "validate" && cmd != "timeline") return usage_error("unknown command \"" + cmd + "\"");
+    if (cmd != "plan" && cmd != "evaluate" && cmd != "validate" && cmd != "timeline" && cmd != "node-loss") {
+      return usage_error("unknown command \"" + cmd + "\"");
+    }
     if (pos.size() != 1) return usage_error(cmd + " needs one scenario file (or - for standard input)");
     std::string text;
     if (!read_input(pos[0], &text)) {
@@ -396,6 +468,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "evaluate") return cmd_evaluate(text, as_json);
+    if (cmd == "node-loss") return cmd_node_loss(text, as_json, timing);
     if (cmd == "timeline") {
       const std::string out = hapmoe::api::timeline(text);
       const json r = json::parse(out);

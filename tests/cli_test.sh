@@ -62,6 +62,15 @@ check "batch rule in evaluate" 2 "batch_divisible" "$bin" evaluate \
 check "evaluate without plan" 2 "plan" "$bin" evaluate "$repo/examples/mixtral-s-16-1.json"
 check "timeline without plan" 2 "plan" "$bin" timeline "$repo/examples/mixtral-s-16-1.json"
 check "timeline of a plan" 0 '"matches_cost_model":true' "$bin" timeline "$repo/examples/c1-mixtral-8x7b-h100-64.json"
+check "priced plan" 0 "USD per million tokens" "$bin" plan "$repo/examples/mixtral-8x7b-priced.json"
+check "priced plan json" 0 '"pareto":[' "$bin" plan "$repo/examples/mixtral-8x7b-priced.json" --json
+check "node loss" 0 "if one node fails" "$bin" node-loss "$repo/examples/mixtral-8x7b-priced.json"
+check "node loss json" 0 '"hapmoe.node_loss/1"' "$bin" node-loss "$repo/examples/mixtral-8x7b-priced.json" --json
+check "node loss of a plan with a broken rule" 2 "experts_divisible_by_ep" "$bin" node-loss "$tmp/ep.json"
+check "prices on some groups" 2 "cluster.groups[1].price_per_gpu_hour" "$bin" validate \
+  "$(scenario pp.json "{\"model\":\"mixtral-8x7b\",\"cluster\":{\"groups\":[{\"gpu\":\"h100-sxm\",\"nodes\":1,\"price_per_gpu_hour\":2},{\"gpu\":\"h20\",\"nodes\":1}]},$base_training}")"
+check "cost objective without prices" 2 "cluster.groups[0].price_per_gpu_hour" "$bin" validate \
+  "$(scenario cn.json "{\"model\":\"mixtral-8x7b\",\"cluster\":\"16-1\",$base_training,\"search\":{\"objective\":\"cost\"}}")"
 check "missing file" 2 "cannot read" "$bin" plan "$tmp/does-not-exist.json"
 check "unknown command" 2 "unknown command" "$bin" frobnicate
 check "bad --top" 2 "--top" "$bin" plan "$repo/examples/mixtral-s-16-1.json" --top zero

@@ -112,6 +112,29 @@ std::string plan(const std::string& text, const ProgressFn& progress, bool inclu
   });
 }
 
+std::string node_loss(const std::string& text, const ProgressFn& progress, bool include_timing) {
+  return guarded([&] {
+    const auto s = read_scenario(text);
+    if (!s) return dump(error_result(s.error()));
+    SearchControl control;
+    control.progress = progress;
+    PlanSpec plan;
+    if (s->plan) {
+      plan = *s->plan;
+    } else {
+      const auto best = search_plans(*s);
+      if (!best) return dump(error_result(best.error()));
+      if (best->plans.empty()) {
+        return dump(error_result(Error{"no_plan", "no plan fits this cluster: nothing to re-plan", "plan"}));
+      }
+      plan = best->plans.front().plan;
+    }
+    const auto r = plan_after_node_loss(*s, plan, control);
+    if (!r) return dump(error_result(r.error()));
+    return dump(node_loss_to_json(*s, *r, include_timing));
+  });
+}
+
 namespace {
 // An importer request: JSON of at most the importer's text limit plus room for the scenario.
 template <class F>

@@ -22,6 +22,10 @@ std::string timeline(const std::string& scenario_json);
 // include_timing adds stats.elapsed_ms (off by default: the output is then byte-identical).
 std::string plan(const std::string& scenario_json, const ProgressFn& progress = nullptr,
                  bool include_timing = false);
+// If a node fails: the N-1 re-plan of the scenario's "plan" (the first plan of a search when it
+// has none): {"format": "hapmoe.node_loss/1", "ok", "plan", "losses": [...]}.
+std::string node_loss(const std::string& scenario_json, const ProgressFn& progress = nullptr,
+                      bool include_timing = false);
 
 // Profile importers (core/include/hapmoe/profile_import_io.hpp): a JSON request in,
 // {"format": "hapmoe.profile_import/1", "ok": true, ...} or an error result out.

@@ -17,6 +17,12 @@ std::string reproduce_with_progress(const std::string& options, emscripten::val 
     progress(static_cast<double>(done) / total, static_cast<double>(done));
   });
 }
+std::string node_loss_with_progress(const std::string& scenario, emscripten::val progress) {
+  if (progress.isUndefined() || progress.isNull()) return hapmoe::api::node_loss(scenario);
+  return hapmoe::api::node_loss(scenario, [&progress](double fraction, long long evaluated) {
+    progress(fraction, static_cast<double>(evaluated));
+  });
+}
 std::string plan_plain(const std::string& scenario) { return hapmoe::api::plan(scenario); }
 std::string plan_timed(const std::string& scenario) { return hapmoe::api::plan(scenario, nullptr, true); }
 }  // namespace
@@ -31,6 +37,7 @@ EMSCRIPTEN_BINDINGS(hapmoe) {
   emscripten::function("plan", &plan_with_progress);
   emscripten::function("planQuiet", &plan_plain);
   emscripten::function("planTimed", &plan_timed);  // adds stats.elapsed_ms (benchmarks)
+  emscripten::function("nodeLoss", &node_loss_with_progress);  // the N-1 re-plan of scenario.plan
   emscripten::function("importNccl", &hapmoe::api::import_nccl);
   emscripten::function("importLog", &hapmoe::api::import_log);
   emscripten::function("reproduce", &reproduce_with_progress);  // the paper's evaluation (docs/reproduce.md)

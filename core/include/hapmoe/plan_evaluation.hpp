@@ -26,6 +26,7 @@ struct PlanMetrics {
   bool error_calibrated = true;
   long long gpus_used = 0;
   long long gpus_idle = 0;
+  std::vector<long long> gpus_used_per_group;  // by cluster group
   long long num_microbatches = 0;
   std::vector<double> peak_memory_gib;
   std::vector<double> memory_capacity_gib;

@@ -27,4 +27,28 @@ Runtime plan_runtime(const Scenario& s, const PlanSpec& plan);
 // out infinite or NaN, "bad_value" for plan.runtime "megatron" with per-stage meshes.
 Expected<PlanEvaluation> evaluate_plan(const Scenario& s, const PlanSpec& plan);
 
+// If a node fails: one group's loss of a node, and the best plan without it.
+struct NodeLoss {
+  int group = 0;       // index in the original cluster
+  int nodes_left = 0;  // that group's nodes after the loss (0: the group is gone)
+  Scenario scenario;   // the reduced cluster's scenario, searched (group indices are its own)
+  std::optional<PlanEvaluation> best;  // its first plan (search_plans' order), if any fits
+  std::string message;                 // without one: why
+  bool budget_reached = false;
+};
+struct NodeLossResult {
+  PlanEvaluation selected;       // the plan as given, evaluated on the full cluster
+  std::vector<NodeLoss> losses;  // one per group the plan uses, in group order
+  double elapsed_ms = 0;
+  bool cancelled = false;
+};
+
+// `s` with one node of `group` removed (the group itself when it has one node), no plan.
+Scenario without_one_node(const Scenario& s, int group);
+
+// The N-1 re-plan of `plan`: for every group it uses, search_plans on the cluster minus one node
+// of that group (fresh searches, each within `budget`; progress over all of them).
+Expected<NodeLossResult> plan_after_node_loss(const Scenario& s, const PlanSpec& plan,
+                                              const SearchControl& control = {}, const SearchBudget& budget = {});
+
 }  // namespace hapmoe

@@ -7,6 +7,7 @@
 
 #include "hapmoe/error.hpp"
 #include "hapmoe/evaluate.hpp"
+#include "hapmoe/planner.hpp"
 #include "hapmoe/search.hpp"
 
 namespace hapmoe {
@@ -27,5 +28,9 @@ nlohmann::json evaluate_result(const Scenario& s, const PlanEvaluation& ev);
 // The result of `plan`. include_timing adds stats.elapsed_ms (off by default so that output is
 // byte-identical across runs).
 nlohmann::json search_result_to_json(const Scenario& s, const SearchResult& r, bool include_timing = false);
+
+// {"format": "hapmoe.node_loss/1", "ok": true, "plan": {...}, "losses": [...]}: the N-1 re-plan
+// (planner.hpp); each loss's "entry" is its best plan as a plans[] entry of the reduced cluster.
+nlohmann::json node_loss_to_json(const Scenario& s, const NodeLossResult& r, bool include_timing = false);
 
 }  // namespace hapmoe

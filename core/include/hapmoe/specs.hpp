@@ -279,6 +279,11 @@ struct TrainingSpec {
   bool fp8_param_gather = false;
   bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16: bf16 gradient buffer
   double train_tokens = 0;  // training.train_tokens: the whole run's tokens (0 = unset)
+  // Checkpoints and failures (evaluate/resilience.hpp): the aggregate write bandwidth to storage
+  // in GB/s (0 = unset: no checkpoint figures), failures per node per year, seconds to restart.
+  double checkpoint_write_gbps = 0;
+  double node_failures_per_year = 1.4;
+  double restart_s = 600;
   // CUDA graphs fixed by the scenario (training.cuda_graph_impl / cuda_graph_modules); unset =
   // searched over what the plan's dispatcher and token handling allow.
   std::optional<GraphImpl> cuda_graph_impl;

@@ -40,6 +40,7 @@ void fill_plan_metrics(const Scenario& s, const std::vector<StageSite>& sites, i
   std::vector<long long> used(s.cluster.groups.size(), 0);
   for (const StageSite& site : sites) used[site.group] += site.gpus;
   const double rate = billed_rate_per_hour(s.cluster, used);
+  x.gpus_used_per_group = used;
   x.priced = s.cluster.priced();
   if (x.priced) {
     x.cost_per_hour = rate;

@@ -1,4 +1,5 @@
 #include "hapmoe/result_io.hpp"
+#include "evaluate/resilience.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -121,6 +122,20 @@ json evaluation_to_json(const Scenario& s, const PlanEvaluation& ev) {
               {"breakdown", {{"stages", stages},
                              {"pipeline_s", round_sig(ev.time.pipeline_s)},
                              {"tail_s", round_sig(ev.time.tail_s)}}}};
+  if (const std::optional<Resilience> r = plan_resilience(s, ev)) {
+    out["metrics"]["resilience"] = {
+        {"checkpoint_gib", round_sig(r->checkpoint_bytes / kGiB)},
+        {"checkpoint_write_s", round_sig(r->write_s)},
+        {"nodes_used", r->nodes},
+        {"job_mtbf_hours", round_sig(r->job_mtbf_s / 3600)},
+        {"checkpoint_interval_s", round_sig(r->interval_s)},
+        {"save_interval_iterations", r->save_interval},
+        {"expected_goodput", round_sig(r->goodput)},
+        {"basis", "checkpoint: bf16 parameters + optimizer state (weight_bytes) of every parameter, written at "
+                  "training.checkpoint_write_gbps while training waits; interval: Daly's higher-order optimum (FGCS "
+                  "2006) for the job's MTBF over the nodes used; goodput: useful / wall time with exponential "
+                  "failures and training.restart_s per restart"}};
+  }
   if (has_stage_meshes(ev.plan)) {  // "hetero" mode: FlagScale's config instead of upstream flags
     const FlagscaleConfig fs = flagscale_config(s, ev.plan);
     out["flagscale"] = {{"yaml", fs.yaml}, {"experiment_yaml", fs.experiment_yaml}, {"hostfile", fs.hostfile}};

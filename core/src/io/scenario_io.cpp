@@ -431,6 +431,9 @@ TrainingSpec read_training(const json& v, const std::string& path) {
   }
   t.grad_reduce_in_bf16 = r.get_bool("grad_reduce_in_bf16");
   t.train_tokens = r.get_optional_number("train_tokens").value_or(0);
+  t.checkpoint_write_gbps = r.get_optional_number("checkpoint_write_gbps").value_or(0);
+  t.node_failures_per_year = r.get_number("node_failures_per_year");
+  t.restart_s = r.get_number("restart_s");
   r.finish();
   if (t.moe_pad_expert_input_to_capacity && t.moe_expert_capacity_factor <= 0) {
     fail("bad_value", r.path("moe_pad_expert_input_to_capacity"),

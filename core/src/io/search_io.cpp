@@ -169,3 +169,38 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
 }
 
 }  // namespace hapmoe
+
+namespace hapmoe {
+
+json node_loss_to_json(const Scenario& s, const NodeLossResult& r, bool include_timing) {
+  const PlanMetrics& m = r.selected.metrics;
+  json selected = {{"iteration_time_s", round_sig(m.iteration_time_s)}, {"gpus_used", m.gpus_used}};
+  if (m.priced) selected["cost_per_million_tokens"] = round_sig(m.cost_per_million_tokens);
+  json losses = json::array();
+  for (const NodeLoss& loss : r.losses) {
+    const NodeGroup& g = s.cluster.groups[loss.group];
+    json j = {{"group", loss.group},
+              {"gpu", g.gpu.id},
+              {"nodes_left", loss.nodes_left},
+              {"group_removed", loss.nodes_left == 0},
+              {"budget_reached", loss.budget_reached}};
+    if (loss.best) {
+      const PlanMetrics& b = loss.best->metrics;
+      j["iteration_time_s"] = round_sig(b.iteration_time_s);
+      j["slowdown"] = round_sig(b.iteration_time_s / m.iteration_time_s);
+      if (b.priced) j["cost_per_million_tokens"] = round_sig(b.cost_per_million_tokens);
+      j["entry"] = evaluation_to_json(loss.scenario, *loss.best);
+    } else {
+      j["iteration_time_s"] = nullptr;
+      j["entry"] = nullptr;
+      j["message"] = loss.message;
+    }
+    losses.push_back(std::move(j));
+  }
+  json out = {{"format", "hapmoe.node_loss/1"}, {"ok", true}, {"plan", selected}, {"losses", losses},
+              {"cancelled", r.cancelled}};
+  if (include_timing) out["elapsed_ms"] = round_sig(r.elapsed_ms);
+  return out;
+}
+
+}  // namespace hapmoe

@@ -392,6 +392,20 @@ const FieldDef kFields[] = {
     unset("training.train_tokens", T::kNumber, "tokens", 1, 1e15, "no run totals",
           "Tokens of the whole training run: each plan then shows the run's hours and, with prices, "
           "its cost."),
+    // 1e5 GB/s is ~10x the aggregate write bandwidth of the largest published AI storage systems.
+    unset("training.checkpoint_write_gbps", T::kNumber, "GB/s", 0.01, 1e5, "no checkpoint figures",
+          "Aggregate bandwidth at which the job writes a checkpoint to storage (1e9 bytes/s, all "
+          "ranks together): with it each plan shows its checkpoint size and write time, the "
+          "checkpoint interval that loses least to failures (Daly's optimum) and the expected goodput."),
+    // Llama 3 (Dubey et al. 2024, section 3.3.4): 419 unexpected interruptions in 54 days on
+    // 16,384 H100 GPUs (2,048 nodes of 8): 419 / (54 x 2048) x 365 = 1.38 per node-year.
+    val("training.node_failures_per_year", T::kNumber, "failures/node-year", 0.001, 1000, 1.4,
+        "Job-stopping failures per node per year (default: 1.4, from Llama 3's 419 unexpected "
+        "interruptions in 54 days on 2,048 H100 nodes; Dubey et al. 2024, section 3.3.4)."),
+    // A day: longer than any restart, shorter than a job.
+    val("training.restart_s", T::kNumber, "s", 0, 86400, 600,
+        "Seconds from a failure to training again, without the work lost: rescheduling, start-up "
+        "and reading the checkpoint (default 600 s: an assumption; measure yours)."),
     flag("training.grad_reduce_in_bf16", false,
          "Reduce gradients across data-parallel ranks in BF16 instead of FP32."),
 

@@ -551,7 +551,8 @@ TEST_CASE("FP8 is at most 1% slower than BF16 on the GPU (its casts are kernels 
       for (hapmoe::NodeGroup& g : s->cluster.groups) g.gpu.host_launch_us = 0;
     }
     const auto e8 = hapmoe::evaluate_plan(*s8, *s8->plan);
-    if (!e8 && e8.error().code == "rule:fp8_needs_hardware") continue;  // a GPU without FP8
+    // A GPU without FP8, or (an A100 beside an H100) with no recipe in common.
+    if (!e8 && (e8.error().code == "rule:fp8_needs_hardware" || e8.error().code == "rule:fp8_common_recipe")) continue;
     REQUIRE_MESSAGE(e8.ok(), e8.error().message);
     const auto e16 = hapmoe::evaluate_plan(*s16, *s16->plan);
     REQUIRE_MESSAGE(e16.ok(), e16.error().message);

@@ -162,7 +162,7 @@ json upstream_instance(Rng& rng) {
 }
 
 // The points a result's front holds: (time, rate).
-std::vector<BrutePoint> front_points(const std::vector<PlanEvaluation>& front) {
+std::vector<BrutePoint> result_points(const std::vector<PlanEvaluation>& front) {
   std::vector<BrutePoint> out;
   for (const PlanEvaluation& ev : front) out.push_back({ev.metrics.iteration_time_s, ev.metrics.cost_per_hour});
   return out;
@@ -228,7 +228,7 @@ TEST_CASE("upstream: cost, budget and Pareto front equal the brute force over gr
     CHECK(r->plans.front().metrics.objective_value == doctest::Approx(want).epsilon(1e-9));
     for (const PlanEvaluation& ev : r->plans) CHECK(objective_admits(s.search, ev.metrics.cost_per_hour));
     const std::vector<BrutePoint> front = testing::non_dominated(admitted(s.search, pts));
-    check_same_front(front_points(r->pareto), front);
+    check_same_front(result_points(r->pareto), front);
     ++compared;
     fronts_of_two += front.size() >= 2;
     budget_cut += kind == 2 && r->stats.pruned.count("over_budget") && r->stats.pruned.at("over_budget") > 0;
@@ -275,7 +275,7 @@ TEST_CASE("hetero: cost, budget and Pareto front equal the brute force (100 inst
     CHECK(r->plans.front().metrics.objective_value == doctest::Approx(best_value(s.search, pts)).epsilon(1e-9));
     for (const PlanEvaluation& ev : r->plans) CHECK(objective_admits(s.search, ev.metrics.cost_per_hour));
     const std::vector<BrutePoint> front = testing::non_dominated(admitted(s.search, pts));
-    check_same_front(front_points(r->pareto), front);
+    check_same_front(result_points(r->pareto), front);
     ++compared;
     fronts_of_two += front.size() >= 2;
   }

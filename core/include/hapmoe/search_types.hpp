@@ -41,7 +41,17 @@ struct SearchBudget {
   // iteration for search.objective "time"; the planner's re-search within the memory margin sets
   // it to the best plan within the margin found so far).
   double prune_above = std::numeric_limits<double>::infinity();
+  // Pareto points (iteration time, USD per hour) found by an earlier search of the same call whose
+  // front the new one's is merged with: a plan they weakly dominate is not wanted for the front
+  // (the offload retry, the next offload fraction and "auto" mode's hetero search pass them on).
+  struct FrontPoint {
+    double time_s, rate;
+  };
+  std::vector<FrontPoint> front_seed;
 };
+
+// The (time, rate) points of a result's Pareto front, for SearchBudget::front_seed.
+std::vector<SearchBudget::FrontPoint> front_points(const std::vector<PlanEvaluation>& front);
 
 // What a search used of each SearchBudget limit (summed over the searches of one call).
 struct SearchWork {

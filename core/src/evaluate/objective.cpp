@@ -14,6 +14,18 @@ double billed_rate_per_hour(const ClusterSpec& c, const std::vector<long long>& 
   return rate;
 }
 
+BilledRates::BilledRates(const ClusterSpec& c) : per_gpu_(c.groups.size(), 0) {
+  for (size_t g = 0; g < c.groups.size(); ++g) {
+    const NodeGroup& group = c.groups[g];
+    if (!group.price_per_gpu_hour) continue;
+    if (group.billed_all) {
+      fixed_ += static_cast<double>(group.gpus()) * *group.price_per_gpu_hour;
+    } else {
+      per_gpu_[g] = *group.price_per_gpu_hour;
+    }
+  }
+}
+
 double tokens_per_iteration(const TrainingSpec& t) {
   return static_cast<double>(t.global_batch_size) * static_cast<double>(t.seq_length);
 }

@@ -17,6 +17,20 @@ namespace hapmoe {
 // groups, every GPU of "all" groups (0 without prices).
 double billed_rate_per_hour(const ClusterSpec& c, const std::vector<long long>& used);
 
+// billed_rate_per_hour without a vector per call (the search asks it per entry): the rate of the
+// "all" groups once, and each "used" group's price per GPU.
+class BilledRates {
+ public:
+  explicit BilledRates(const ClusterSpec& c);
+  // The fixed part plus `gpus` used of group g for each call of add(); start from fixed().
+  double fixed() const { return fixed_; }
+  double used(int group, long long gpus) const { return per_gpu_[static_cast<size_t>(group)] * static_cast<double>(gpus); }
+
+ private:
+  double fixed_ = 0;
+  std::vector<double> per_gpu_;
+};
+
 // Tokens trained per iteration (global batch x sequence length).
 double tokens_per_iteration(const TrainingSpec& t);
 

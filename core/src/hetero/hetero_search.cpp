@@ -73,7 +73,7 @@ class HeteroSearch {
         r_(r),
         st_(r.stats),
         cache_(s),
-        top_(s, static_cast<size_t>(std::max(1, s.search.top_k)), prune_above) {}
+        top_(s, static_cast<size_t>(std::max(1, s.search.top_k)), prune_above, budget.front_seed) {}
 
   void run() {
     build_entries();
@@ -357,9 +357,11 @@ Expected<SearchResult> search_fractions(const Scenario& s, const SearchControl& 
   for (size_t i = 0; i < fractions.size(); ++i) {
     SearchResult r;
     const double n = static_cast<double>(fractions.size());
-    HeteroSearch(s, fractions[i], scaled_control(control, i / n, 1 / n), remaining_budget(budget, spent),
-                 prune_above, r)
-        .run();
+    SearchBudget left = remaining_budget(budget, spent);
+    if (out) {  // the fronts are merged: the earlier fractions' points prune this one's
+      for (const auto& p : front_points(out->pareto)) left.front_seed.push_back(p);
+    }
+    HeteroSearch(s, fractions[i], scaled_control(control, i / n, 1 / n), left, prune_above, r).run();
     spent += r.stats.work;
     const bool cancelled = r.stats.cancelled;
     out = out ? merge_results(std::move(*out), std::move(r), k) : std::move(r);

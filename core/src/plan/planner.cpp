@@ -84,13 +84,14 @@ void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, con
     all.push_back(std::move(ev).value());
   }
   if (all.empty()) return;
-  char note[220];
+  const char* best = s.search.objective == Objective::kCost ? "cheapest" : "fastest";
+  char note[240];
   std::snprintf(note, sizeof note,
-                "the fastest plans leave less than %.0f%% of a GPU's memory free: the fastest plans within that "
+                "the %s plans leave less than %.0f%% of a GPU's memory free: the %s plans within that "
                 "margin were searched for on each GPU's memory less the margin and are ranked first",
-                100 * margin);
+                best, 100 * margin, best);
   r->notes.push_back(note);
-  // Both lists, each plan once, within the margin first and each side by time; the k best.
+  // Both lists, each plan once, within the margin first and each side by objective; the k best.
   for (PlanEvaluation& ev : r->plans) {
     const std::string key = plan_key(ev.plan);
     const bool seen = std::any_of(all.begin(), all.end(), [&](const PlanEvaluation& x) { return plan_key(x.plan) == key; });
@@ -198,7 +199,9 @@ Expected<SearchResult> auto_mode(const Scenario& s, const SearchControl& control
   SearchResult r = std::move(u).value();
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   if (!r.stats.cancelled) {
-    auto h = hetero_search(s, scaled_control(control, kUpstreamShare, 1 - kUpstreamShare), remaining_budget(budget, r.stats.work));
+    SearchBudget left = remaining_budget(budget, r.stats.work);
+    for (const auto& p : front_points(r.pareto)) left.front_seed.push_back(p);  // rank_together merges the fronts
+    auto h = hetero_search(s, scaled_control(control, kUpstreamShare, 1 - kUpstreamShare), left);
     if (h) {
       // Upstream's k-th plan within the margin: a hetero plan within it must beat that to be kept.
       double kth_within = 1e300;

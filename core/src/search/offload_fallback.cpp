@@ -40,8 +40,9 @@ Expected<SearchResult> search_with_offload_fallback(const Scenario& s, const Sea
   // Only offloaded plans that beat the k-th plan found without offload are wanted.
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   const double kth = r->plans.size() < k ? above : r->plans.back().metrics.objective_value;
-  auto retry = pass(*offload, scaled_control(control, kFirstPassShare, 1 - kFirstPassShare),
-                    remaining_budget(budget, r->stats.work), kth);
+  SearchBudget left = remaining_budget(budget, r->stats.work);
+  for (const auto& p : front_points(r->pareto)) left.front_seed.push_back(p);  // the fronts are merged
+  auto retry = pass(*offload, scaled_control(control, kFirstPassShare, 1 - kFirstPassShare), left, kth);
   if (!retry.ok()) return r;
   const bool found_without = !r->plans.empty();
   SearchResult out = merge_results(std::move(r).value(), std::move(retry).value(), k);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "evaluate/objective.hpp"
+#include "hapmoe/search_types.hpp"
 #include "search/top_plans.hpp"
 
 namespace hapmoe {
@@ -35,24 +36,17 @@ class ParetoFront {
     return t;
   }
   // Keeps the plan unless a kept point is at least as good on both; drops the points it beats.
-  void offer(double time_s, double rate, std::string key, PlanEvaluation ev) {
-    const double cost = rate * time_s;
-    for (const Point& p : points_) {
-      if (p.time <= time_s && p.cost <= cost) return;
-    }
-    points_.erase(std::remove_if(points_.begin(), points_.end(),
-                                 [&](const Point& p) { return time_s <= p.time && cost <= p.cost; }),
-                  points_.end());
-    Point n{time_s, cost, std::move(key), std::move(ev)};
-    const auto at = std::upper_bound(points_.begin(), points_.end(), n,
-                                     [](const Point& a, const Point& b) { return a.time < b.time; });
-    points_.insert(at, std::move(n));
-  }
+  void offer(double time_s, double rate, std::string key, PlanEvaluation ev) { add(time_s, rate, false, std::move(key), std::move(ev)); }
+  // A point of an earlier search's front (SearchBudget::front_seed): it prunes like a kept point
+  // but is not returned (that search returns its plan).
+  void seed(double time_s, double rate) { add(time_s, rate, true, {}, {}); }
   size_t size() const { return points_.size(); }
-  // The plans, fastest first; the front is empty afterwards.
+  // The plans, fastest first (seeds left out); the front is empty afterwards.
   std::vector<PlanEvaluation> take() {
     std::vector<PlanEvaluation> out;
-    for (Point& p : points_) out.push_back(std::move(p.ev));
+    for (Point& p : points_) {
+      if (!p.seed) out.push_back(std::move(p.ev));
+    }
     points_.clear();
     return out;
   }
@@ -60,17 +54,36 @@ class ParetoFront {
  private:
   struct Point {
     double time, cost;
+    bool seed;
     std::string key;
     PlanEvaluation ev;
   };
+  void add(double time_s, double rate, bool seed, std::string key, PlanEvaluation ev) {
+    const double cost = rate * time_s;
+    for (const Point& p : points_) {
+      if (p.time <= time_s && p.cost <= cost) return;
+    }
+    points_.erase(std::remove_if(points_.begin(), points_.end(),
+                                 [&](const Point& p) { return time_s <= p.time && cost <= p.cost; }),
+                  points_.end());
+    Point n{time_s, cost, seed, std::move(key), std::move(ev)};
+    const auto at = std::upper_bound(points_.begin(), points_.end(), n,
+                                     [](const Point& a, const Point& b) { return a.time < b.time; });
+    points_.insert(at, std::move(n));
+  }
   std::vector<Point> points_;
 };
 
 class PlanSink {
  public:
-  // prune_above: the k best are wanted only below this objective value (the front is not cut).
-  PlanSink(const Scenario& s, size_t k, double prune_above)
-      : search_(s.search), top_(k, prune_above), front_on_(s.search.pareto && s.cluster.priced()) {}
+  // prune_above: the k best are wanted only below this objective value; front_seed: points of an
+  // earlier front this one is merged with (SearchBudget::front_seed).
+  PlanSink(const Scenario& s, size_t k, double prune_above, const std::vector<SearchBudget::FrontPoint>& front_seed = {})
+      : search_(s.search), top_(k, prune_above), front_on_(s.search.pareto && s.cluster.priced()) {
+    if (front_on_) {
+      for (const SearchBudget::FrontPoint& p : front_seed) front_.seed(p.time_s, p.rate);
+    }
+  }
 
   // The time a plan of an entry billing `rate` per hour must beat to be kept by either.
   double threshold_s(double rate) const {

@@ -290,11 +290,10 @@ constexpr size_t kFirstGuesses = 64;
 
 // USD per hour an entry's plans bill: its stages per group times the stage's GPUs (0 without
 // prices). Every order and split of the entry bills the same.
-double entry_rate(const Scenario& s, const MeshShape& shape, const GroupSet& set) {
-  if (!s.cluster.priced()) return 0;
-  std::vector<long long> used(s.cluster.groups.size(), 0);
-  for (int g : set.groups) used[g] = shape.stages_per_group()[g] * shape.mesh.stage_gpus();
-  return billed_rate_per_hour(s.cluster, used);
+double entry_rate(const BilledRates& rates, const MeshShape& shape, const GroupSet& set) {
+  double rate = rates.fixed();
+  for (int g : set.groups) rate += rates.used(g, shape.stages_per_group()[g] * shape.mesh.stage_gpus());
+  return rate;
 }
 
 // Searches every stage order of one (mesh shape, group set) entry against the incumbent: a
@@ -361,7 +360,7 @@ class EntrySearch {
     if (over_budget()) return false;
     set_ = &set;
     shape_ = &shape;
-    rate_ = entry_rate(s_, shape, set);
+    rate_ = entry_rate(rates_, shape, set);
     c_.space.complete_mesh(shape, set, &mesh_, &rule_);
     m_ = num_microbatches(s_.training, mesh_);
     prepared_ = prepare_bounds(shape);
@@ -581,6 +580,7 @@ class EntrySearch {
   IncrementalSplit& dp_;
   PlanSink& top_;
   std::function<void()> tick_;
+  BilledRates rates_{c_.s.cluster};
   double rate_ = 0;  // USD per hour the entry's plans bill (entry_rate)
   // What a plan of the entry must beat (PlanSink::threshold_s at its rate).
   double threshold_s() const { return top_.threshold_s(rate_); }
@@ -708,16 +708,17 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   const SortedEntries& entries = builder.entries;
   if (control.progress) control.progress(kBuildShare, 0);
 
-  PlanSink top(s, static_cast<size_t>(std::max(1, s.search.top_k)), prune_above);
+  PlanSink top(s, static_cast<size_t>(std::max(1, s.search.top_k)), prune_above, budget.front_seed);
   // With prices, each entry's threshold depends on its rate, and the least rate's bounds every
   // entry's (entries are in order of their time bound): an entry below that but at or above its
   // own is skipped, one over the budget too.
   const bool priced = s.cluster.priced();
+  const BilledRates rates(s.cluster);
   double least_rate = 0;
   if (priced) {
     least_rate = 1e300;
     for (const SearchEntry& e : entries.any_order()) {
-      least_rate = std::min(least_rate, entry_rate(s, space.shapes()[e.shape], builder.sets[e.set]));
+      least_rate = std::min(least_rate, entry_rate(rates, space.shapes()[e.shape], builder.sets[e.set]));
     }
   }
   auto threshold = [&]() { return top.threshold_s(least_rate); };
@@ -760,7 +761,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
       break;
     }
     if (priced) {
-      const double rate = entry_rate(s, space.shapes()[e.shape], builder.sets[e.set]);
+      const double rate = entry_rate(rates, space.shapes()[e.shape], builder.sets[e.set]);
       if (!objective_admits(s.search, rate)) {
         ++st.pruned["over_budget"];
         continue;

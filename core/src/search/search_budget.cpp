@@ -30,6 +30,12 @@ SearchControl monotone_control(const SearchControl& control, double* last) {
   return c;
 }
 
+std::vector<SearchBudget::FrontPoint> front_points(const std::vector<PlanEvaluation>& front) {
+  std::vector<SearchBudget::FrontPoint> out;
+  for (const PlanEvaluation& ev : front) out.push_back({ev.metrics.iteration_time_s, ev.metrics.cost_per_hour});
+  return out;
+}
+
 SearchBudget remaining_budget(const SearchBudget& b, const SearchWork& used) {
   SearchBudget r = b;
   auto left = [](long long max, long long spent) { return std::max(0LL, max - spent); };

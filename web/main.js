@@ -196,7 +196,9 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
  * smallest larger cluster (same groups, more nodes) with a plan, which "Use this cluster" loads.
  */
 async function explainNoFit(s, result, id) {
-  const labels = highlightCause(formEl, causeFields(result));
+  // Within a budget, the budget may be what no plan meets (the core's diagnosis names memory or rules only).
+  const budget = s.search?.objective === 'time_within_budget' ? ['search.budget_per_hour'] : [];
+  const labels = highlightCause(formEl, [...budget, ...causeFields(result)]);
   results.showNoFit({ labels });
   if (!(result.diagnosis?.shortfall_gib > 0)) return;
   status.running('No plan fits: trying larger clusters…');

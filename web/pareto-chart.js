@@ -76,7 +76,8 @@ export function paretoChartSvg(points, selected = -1, { width = 640, height = 30
     lx += 26 + text.length * 6.2;
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" class="chart pareto-chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" ` +
-    `role="group" aria-label="Pareto front: iteration time in seconds against USD per million tokens, ${points.length} plans; select a point to show its plan">${out}</svg>`;
+    `role="group" aria-label="Pareto front: iteration time in seconds against USD per million tokens, ${points.length} plans; select a point to show its plan">` +
+    `<title>Pareto front: iteration time (s) against USD per million tokens (your prices)</title>${out}</svg>`;
 }
 
 /** The front as a table (for screen readers and small screens): one row per point, each with a Show button (data-point). */

@@ -168,7 +168,7 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
     const pt = result?.pareto?.[k];
     if (!pt) return;
     if (Number.isInteger(pt.plan_index) && result.plans[pt.plan_index]) { table.select(pt.plan_index); return; }
-    if (!pt.entry?.plan) return;
+    if (!pt.entry?.plan || !pt.entry.metrics) return;
     table.select(null);
     markPoint(k);
     showEntry(pt.entry, `Pareto plan (not in the top k), point ${k + 1}: ${planLabel(pt.entry.plan)}`, `pareto${k + 1}`);
@@ -176,7 +176,6 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
 
   /** Marks point k (-1: none) as the selected plan's, in the chart and its table, without redrawing (the focus stays). */
   function markPoint(k) {
-    els.detail.dataset.paretoPoint = k;
     for (const el of els.pareto.querySelectorAll('[data-point]')) {
       const on = Number(el.dataset.point) === k;
       el.classList.toggle('selected', on && el.tagName.toLowerCase() === 'g');

@@ -4,7 +4,10 @@ import { downloadBlob } from './clipboard.js';
 
 const SVG_STYLE = `text{font:11px system-ui,sans-serif;fill:#1d2330}.tick,.axis{fill:#5d6678}.grid{stroke:#dde1e8}` +
   `.capacity{stroke:#c92a2a;stroke-width:2}.idle{fill:#f5f6f8;stroke:#dde1e8}.op{fill:#fff;font-size:10px}` +
-  `.comm{fill:#1d2330;fill-opacity:.35}.end-line{stroke:#1d2330;stroke-width:1.5;stroke-dasharray:4 3}`;
+  `.comm{fill:#1d2330;fill-opacity:.35}.end-line{stroke:#1d2330;stroke-width:1.5;stroke-dasharray:4 3}` +
+  `.front{fill:none;stroke:#5d6678;stroke-width:1.5;stroke-dasharray:5 3}.in-top{fill:#3b5bdb;stroke:#fff;stroke-width:1.5}` +
+  `.off-top{fill:#fff;stroke:#3b5bdb;stroke-width:2.5}.ring{fill:none;stroke:none}.legend-ring,.selected .ring{stroke:#1d2330;stroke-width:2.5}` +
+  `.pt-label{font-size:10px;font-weight:600}`;
 
 /** Standalone SVG text for an <svg> element. */
 export function standaloneSvg(svg) {

@@ -13,7 +13,18 @@ export const COLUMNS = [
   ['cluster.groups[].inter_node_gbps', 'Inter-node'],
   ['cluster.groups[].gpu.memory_gib', 'Memory'],
   ['cluster.groups[].gpu.reserved_memory_gib', 'Reserved'],
+  ['cluster.groups[].price_per_gpu_hour', 'Price'],
+  ['cluster.groups[].billed', 'Billed'],
 ];
+
+/** Columns on the row's third line (what a group costs: the user's own prices). */
+const COST_COLUMNS = ['price_per_gpu_hour', 'billed'];
+
+/** What each cluster.groups[].billed value means (values the schema adds later show as they are). */
+const BILLED_LABELS = { used: 'GPUs used', all: 'whole group' };
+
+/** The groups with no price or billing fields: the hardware alone (what makes a preset cluster custom). */
+const hardware = (groups) => groups.map(({ price_per_gpu_hour: _p, billed: _b, ...g }) => g);
 
 /** Columns that override a field of the group's GPU (not of the group). */
 const GPU_COLUMNS = ['memory_gib', 'reserved_memory_gib'];
@@ -35,6 +46,7 @@ function gpuTitle(id, g) {
 function headerCell(def) {
   const th = document.createElement('th');
   th.scope = 'col';
+  if (COST_COLUMNS.includes(def.key)) th.className = `c-${def.key}`;
   th.append(def.label);
   const help = makeHelp(def.help, def.label);
   th.append(help.button);
@@ -56,6 +68,7 @@ export function createClusterForm(presets, gpus, schema) {
   const minNodes = fieldDef(schema, 'cluster.groups[].nodes', '').min;
   const defaultGpusPerNode = fieldDef(schema, 'cluster.groups[].gpu.gpus_per_node', '').default;
   const defaultReserved = fieldDef(schema, 'cluster.groups[].gpu.reserved_memory_gib', '').default;
+  const billedDefault = fieldDef(schema, 'cluster.groups[].billed', '').default;
   const element = document.createElement('fieldset');
   element.className = 'section';
   element.innerHTML = `<legend>Cluster</legend>
@@ -160,11 +173,14 @@ export function createClusterForm(presets, gpus, schema) {
     row.spec.className = 'gpu-spec';
     gpuCell.append(row.gpu, row.spec);
     for (const c of columns) {
-      const input = makeField({ ...c, help: null }, '').querySelector('input');
+      const input = makeField({ ...c, help: null }, '').querySelector('input, select');
       input.dataset.col = c.key;
       row.inputs[c.key] = input;
-      row.insertCell().append(input);
+      const cell = row.insertCell();
+      if (COST_COLUMNS.includes(c.key)) cell.className = `c-${c.key}`;
+      cell.append(input);
     }
+    for (const o of row.inputs.billed.options) o.text = BILLED_LABELS[o.value] || o.value;
     const del = document.createElement('button');
     del.type = 'button';
     del.className = 'icon remove-group';
@@ -189,6 +205,11 @@ export function createClusterForm(presets, gpus, schema) {
     writeInput(row.inputs.inter_node_gbps, group.inter_node_gbps);
     writeInput(row.inputs.gpus_per_host, group.gpus_per_host);  // blank: the core's default (help)
     row.inputs.gpus_per_host.placeholder = 'auto';
+    writeInput(row.inputs.price_per_gpu_hour, group.price_per_gpu_hour);  // blank: no price
+    row.inputs.price_per_gpu_hour.placeholder = 'none';
+    writeInput(row.inputs.billed, group.billed ?? billedDefault);
+    // A "billed" the scenario spelled out is kept even at its default, so a link reads back as it was.
+    row.billedGiven = group.billed != null;
     renumber();
   }
 
@@ -209,6 +230,10 @@ export function createClusterForm(presets, gpus, schema) {
       if (bw != null) out.inter_node_gbps = bw;
       const perHost = readInput(row.inputs.gpus_per_host);
       if (perHost != null) out.gpus_per_host = perHost;
+      const price = readInput(row.inputs.price_per_gpu_hour);
+      if (price != null) out.price_per_gpu_hour = price;
+      const billed = readInput(row.inputs.billed);
+      if (billed != null && (row.billedGiven || billed !== billedDefault)) out.billed = billed;
       return out;
     });
   }
@@ -219,9 +244,11 @@ export function createClusterForm(presets, gpus, schema) {
    * Edited groups are no longer the preset: the selector says "custom" and the scenario carries
    * the groups in full, without what the preset held beyond the form (a cross-group link the
    * edited cluster may not have); the between-groups bandwidth shown stays, as it is editable.
+   * Prices and billing change what a plan costs, not the hardware: the cluster stays the preset
+   * (sent as {preset, groups}).
    */
   function becameCustom() {
-    if (!picker.value || sameValue(readGroups(), base.groups)) return;
+    if (!picker.value || sameValue(hardware(readGroups()), hardware(base.groups))) return;
     picker.setValue(null);
   }
 
@@ -238,7 +265,9 @@ export function createClusterForm(presets, gpus, schema) {
   element.querySelector('.add-group').addEventListener('click', () => {
     const last = readGroups().at(-1) || {};
     const gpu = typeof last.gpu === 'string' ? last.gpu : last.gpu?.preset ?? firstGpu;
-    addRow({ gpu, nodes: minNodes, gpus_per_node: gpus[gpu]?.gpus_per_node ?? last.gpus_per_node ?? defaultGpusPerNode });
+    // Same GPU as the last group, so the same price and billing (prices go on every group or none).
+    addRow({ gpu, nodes: minNodes, gpus_per_node: gpus[gpu]?.gpus_per_node ?? last.gpus_per_node ?? defaultGpusPerNode,
+      price_per_gpu_hour: last.price_per_gpu_hour, billed: last.billed });
     becameCustom();
   });
   tbody.addEventListener('change', becameCustom);

@@ -14,6 +14,8 @@ export const COLUMN_HELP = {
   split: ['Layers per stage', 'How many transformer layers each pipeline stage holds, stage 0 first.'],
   time: ['Iteration time', 'Predicted time of one training step (one global batch), by the core\'s cost model.'],
   tps: ['Throughput', 'Training tokens processed per second: global batch x sequence length / iteration time.'],
+  costHour: ['Cost per hour', 'What the GPUs this plan is billed for cost per hour at your prices (Price column of the GPU groups): the GPUs it uses, or the whole group where Billed is "whole group".'],
+  costTok: ['Cost per million tokens', 'USD per million training tokens at your prices: cost per hour divided by the million tokens trained per hour.'],
   tflops: ['TFLOPS per GPU', 'Model FLOPs per second per GPU, by Megatron-LM\'s formula, comparable with published Megatron numbers.'],
   mfu: ['MFU (model FLOPs utilisation)', 'Model FLOPs per second as a share of the GPUs\' peak dense TFLOPS.'],
   bubble: ['Bubble', 'Share of the pipeline\'s time a stage waits idle for its neighbours (fill, drain, unequal stages).'],

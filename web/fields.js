@@ -45,6 +45,7 @@ export const META_KEYS = new Set(['source', 'sources', 'notes', 'verified', 'des
 export const TRAINING_MAIN = [
   ['global_batch_size', 'Global batch'], ['seq_length', 'Sequence length'],
   ['precision', 'Precision'], ['moe_load_imbalance', 'MoE load imbalance', { step: 0.05 }],
+  ['train_tokens', 'Training tokens'],
 ];
 export const TRAINING_MORE = [
   ['use_distributed_optimizer', 'Distributed optimizer'], ['moe_token_dispatcher_type', 'Token dispatcher'],
@@ -71,6 +72,13 @@ export const MODE_LABELS = {
   hetero: ['FlagScale heterogeneous', 'a layout per GPU type; plans can span vendors'],
   auto: ['Auto', 'whichever of the two plans faster'],
 };
+
+/** Beside the runtime: the memory margin, what the plans are ranked by and its budget. */
+export const SEARCH_GOAL = [['memory_margin_fraction', 'Memory margin'], ['objective', 'Objective'], ['budget_per_hour', 'Budget']];
+/** What each search.objective value means to a user (values the schema adds later show as they are). */
+export const OBJECTIVE_LABELS = { time: 'Fastest', cost: 'Cheapest per token', time_within_budget: 'Fastest within budget' };
+/** The objective that reads search.budget_per_hour (the budget field is shown only with it). */
+export const BUDGET_OBJECTIVE = 'time_within_budget';
 
 /** Search constraints: [key under "search.", label]. */
 export const SEARCH_MAIN = [

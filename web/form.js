@@ -3,7 +3,8 @@
 // scenario the core reads (preset ids plus only fields that differ from their default);
 // setScenario() restores it.
 import {
-  TRAINING_MAIN, TRAINING_MORE, SEARCH_MAIN, SEARCH_MORE, SEARCH_MODE, MODE_LABELS, indexSchema, fieldDef, fieldDefs,
+  TRAINING_MAIN, TRAINING_MORE, SEARCH_MAIN, SEARCH_MORE, SEARCH_MODE, MODE_LABELS, SEARCH_GOAL, OBJECTIVE_LABELS,
+  BUDGET_OBJECTIVE, indexSchema, fieldDef, fieldDefs,
   makeField, makeHelp, readInput, writeInput, sameValue,
 } from './fields.js';
 import { createModelForm } from './model-form.js';
@@ -120,9 +121,15 @@ export function createScenarioForm(root, presets, schemaJson) {
       modeSelect.dispatchEvent(new Event('change', { bubbles: true }));
     });
     searchEl.append(modeGroup, modeBox);
-    addFields(searchEl, fieldDefs(schema, 'search', [['memory_margin_fraction', 'Memory margin']]), search);
-    syncMode();
   }
+  addFields(searchEl, fieldDefs(schema, 'search', SEARCH_GOAL), search);
+  const objective = search.get('objective').input;
+  for (const o of objective.options) if (OBJECTIVE_LABELS[o.value]) o.text = OBJECTIVE_LABELS[o.value];
+  const budget = search.get('budget_per_hour').input;
+  // The budget is asked for (and sent) only with the objective that reads it.
+  const syncBudget = () => { budget.closest('.field').hidden = objective.value !== BUDGET_OBJECTIVE; };
+  objective.addEventListener('change', syncBudget);
+  if (modeSelect) syncMode();
   const searchBody = document.createElement('details');
   searchBody.innerHTML = '<summary>Constraints <span class="hint">(empty = let the planner choose)</span></summary>';
   addFields(searchBody, fieldDefs(schema, 'search', SEARCH_MAIN), search);
@@ -142,6 +149,7 @@ export function createScenarioForm(root, presets, schemaJson) {
 
   function getSearch() {
     const out = readChanged(search);
+    if (objective.value !== BUDGET_OBJECTIVE) delete out.budget_per_hour;
     const checked = [...rc.querySelectorAll('input:checked')].map((i) => i.value);
     const sets = modulesInput.value.split(';').map((x) => x.split(/[\s,]+/).filter(Boolean)).filter((x) => x.length);
     if (checked.length !== recompute.options.length || sets.length) {
@@ -173,6 +181,7 @@ export function createScenarioForm(root, presets, schemaJson) {
       rc.querySelectorAll('input').forEach((i) => { i.checked = rec.includes(i.value); });
       modulesInput.value = rec.filter((r) => r && Array.isArray(r.modules)).map((r) => r.modules.join(' ')).join('; ');
       if (modeSelect) syncMode();
+      syncBudget();
     },
   };
 }

@@ -32,6 +32,17 @@ export function ms(seconds, digits) {
   return v.toFixed(digits ?? (Math.abs(v) < 10 ? 2 : 1));
 }
 
+/**
+ * USD as text: "$13,086" from 1000 up, "$48.00" from 1, four significant digits below ("$0.1309",
+ * so that close costs per token stay apart); '—' when missing.
+ */
+export function usd(value) {
+  if (!Number.isFinite(value)) return '—';
+  const a = Math.abs(value);
+  if (a >= 1000) return `$${int(value)}`;
+  return `$${a >= 1 || a === 0 ? value.toFixed(2) : value.toPrecision(4)}`;
+}
+
 /** Fraction as percent text, e.g. 0.312 -> "31.2". */
 export function percent(fraction, digits = 1) {
   return Number.isFinite(fraction) ? (fraction * 100).toFixed(digits) : '—';

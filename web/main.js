@@ -39,6 +39,7 @@ const formEl = $('#scenario-form');
 const status = createRunStatus({ plan: $('#plan-btn'), cancel: $('#cancel-btn'), progress: $('#progress'), status: $('#run-status') });
 const results = createResultsView({
   root: $('#results'), summary: $('#summary'), plans: $('#plans'), compare: $('#compare'), baselines: $('#baselines'),
+  pareto: $('#pareto'), paretoChart: $('#pareto-chart'), paretoTable: $('#pareto-table'),
   detail: $('#plan-detail'), detailTitle: $('#detail-title'), stages: $('#stages'), memory: $('#memory-chart'),
   timeline: $('#timeline-chart'), megatron: $('#megatron'), actions: $('#result-actions'),
 }, { onView: (view) => writeUrl(lastScenario, view, false), loadTimeline: (plan) => client.timeline({ ...lastScenario, plan }) });
@@ -159,7 +160,7 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
     showBanner(banner, '');
     lastScenario = s;
     results.setStale(false);
-    const shown = results.render(result, view);
+    const shown = results.render(result, view, s.training?.train_tokens);
     mark('plan-shown');
     Object.assign($('#jump-plans'), { textContent: jumpText(result), hidden: false });
     await shown;
@@ -172,7 +173,7 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
       delete document.body.dataset.phase;
       if (full.ok) {
         result = full;
-        await results.render(result, view);
+        await results.render(result, view, s.training?.train_tokens);
         if (id !== runId) return;
         $('#jump-plans').textContent = jumpText(result);
       } else if (full.error?.code === 'internal') { showInternal(full.error); return; }
@@ -195,7 +196,9 @@ async function run({ scenario = null, view = null, scrollToResults = false, live
  * smallest larger cluster (same groups, more nodes) with a plan, which "Use this cluster" loads.
  */
 async function explainNoFit(s, result, id) {
-  const labels = highlightCause(formEl, causeFields(result));
+  // Within a budget, the budget may be what no plan meets (the core's diagnosis names memory or rules only).
+  const budget = s.search?.objective === 'time_within_budget' ? ['search.budget_per_hour'] : [];
+  const labels = highlightCause(formEl, [...budget, ...causeFields(result)]);
   results.showNoFit({ labels });
   if (!(result.diagnosis?.shortfall_gib > 0)) return;
   status.running('No plan fits: trying larger clusters…');

@@ -2,7 +2,7 @@
 // arrow keys reach the others; one toggle explains every column), click (or Enter) on a row
 // selects a plan, a tick box per row picks plans to compare, and an option lists only plans with
 // distinct meshes. Also renders the baselines summary. Input is the core's result object.
-import { esc, fixed, int, percent, maxOf } from './format.js';
+import { esc, fixed, int, percent, maxOf, usd } from './format.js';
 import { wireHelpToggle } from './column-help.js';
 
 const baseTime = (result, name) => result.baselines?.[name]?.metrics?.iteration_time_s;
@@ -54,6 +54,14 @@ export function planLabel(plan) {
     `${RUNTIMES[plan.runtime] ? `, on ${RUNTIMES[plan.runtime][1]}` : ''}`;
 }
 
+/** What the plans are ranked by (result.stats.objective; "time" when the result does not say). */
+export function rankingText(result) {
+  const objective = result?.stats?.objective;
+  if (objective === 'cost') return 'Cheapest plans, ranked by predicted cost per million tokens at your prices';
+  if (objective === 'time_within_budget') return 'Fastest plans within your budget per hour (your prices), ranked by predicted iteration time';
+  return 'Best plans, ranked by predicted iteration time';
+}
+
 /** Column defs: key, header, unit, value(plan, result), text(value). */
 export const COLUMNS = [
   { key: 'rank', header: '#', value: (p) => p.rank, text: String },
@@ -62,6 +70,8 @@ export const COLUMNS = [
   { key: 'split', header: 'Layers', value: split, text: String },
   { key: 'time', header: 'Iteration', unit: 's', value: (p) => p.metrics.iteration_time_s, text: (v) => fixed(v, 3) },
   { key: 'tps', header: 'Tokens', unit: 'per s', value: (p) => p.metrics.tokens_per_s, text: int },
+  { key: 'costHour', header: 'Cost', unit: '$/hour', value: (p) => p.metrics.cost_per_hour, text: usd },
+  { key: 'costTok', header: 'Cost', unit: '$/M tokens', value: (p) => p.metrics.cost_per_million_tokens, text: usd },
   { key: 'tflops', header: 'Per GPU', unit: 'TFLOPS', value: (p) => p.metrics.tflops_per_gpu, text: (v) => fixed(v, 1) },
   { key: 'mfu', header: 'MFU', unit: '%', value: (p) => p.metrics.mfu, text: (v) => percent(v) },
   { key: 'bubble', header: 'Bubble', unit: '%', value: (p) => p.metrics.bubble_fraction, text: (v) => percent(v) },
@@ -97,7 +107,7 @@ const UNIFORM_MESH = new Set(['tp', 'cp', 'dp', 'ep', 'etp']);
 const HETERO_COLUMNS = [COLUMNS[0], MESHES_COLUMN, ...COLUMNS.slice(1).filter((c) => !UNIFORM_MESH.has(c.key))];
 
 /** Columns shown only when some plan has a value (a result without that baseline has none). */
-const OPTIONAL = new Set(['vsMd', 'vsUni']);
+const OPTIONAL = new Set(['vsMd', 'vsUni', 'costHour', 'costTok']);
 
 /** The columns for a result: hetero plans show each group's mesh instead of one TP/CP/DP/EP/ETP. */
 function columnsFor(result) {
@@ -173,7 +183,7 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
     const meshColumns = columns.filter((c) => MESH_KEYS.has(c.key)).length;
     const group = `<tr class="group-row"><td></td><th scope="colgroup" colspan="${meshColumns}" class="mesh-group">Parallel mesh</th>` +
       `<td colspan="${columns.length - meshColumns}"></td></tr>`;
-    tableBox.innerHTML = `<table class="plans data"><caption>Best plans, ranked by predicted iteration time (plans leaving less than ${esc(marginText(marginOf(result)))} of GPU memory free last)` +
+    tableBox.innerHTML = `<table class="plans data"><caption>${esc(rankingText(result))} (plans leaving less than ${esc(marginText(marginOf(result)))} of GPU memory free last)` +
       '<span class="sr-only">. Column headers sort the plans: Tab reaches the sorted column, the arrow keys the others.</span></caption>' +
       `<thead>${group}<tr>${head}</tr></thead><tbody>${rows().map(rowMarkup).join('')}</tbody></table>`;
     help.refresh();
@@ -225,7 +235,8 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
     onView(view());
   }
 
-  const view = () => ({ plan: selected, sort: sort.key, dir: sort.dir });
+  // No row selected (a Pareto plan outside the table is shown): a link then opens on the first plan.
+  const view = () => ({ plan: Math.max(0, selected), sort: sort.key, dir: sort.dir });
 
   return {
     /** Shows result.plans (must be non-empty); view {plan, sort, dir} restores a link's choice. */
@@ -237,6 +248,17 @@ export function createPlansTable(container, { onSelect, onView = () => {}, onCom
       selected = plan;
       draw();
       return plan;
+    },
+    /**
+     * Selects result.plans[index] as a click on its row does, the focus left where it is (the
+     * Pareto chart's point); null clears the selection (the plan shown is not in the table).
+     */
+    select(index) {
+      if (index == null) { selected = -1; draw(); return; }
+      selected = index;
+      draw();
+      onSelect(index);
+      onView(view());
     },
   };
 }

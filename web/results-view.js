@@ -6,8 +6,9 @@ import { stageTableMarkup } from './stage-table.js';
 import { memoryChartSvg } from './memory-chart.js';
 import { timelineChartSvg } from './timeline-chart.js';
 import { megatronMarkup, wireCopyButtons, slug } from './megatron-view.js';
-import { esc, fixed, int, params } from './format.js';
+import { esc, fixed, int, params, usd } from './format.js';
 import { fitMarkup, closestMarkup } from './no-fit.js';
+import { paretoChartSvg, paretoTableMarkup } from './pareto-chart.js';
 
 /**
  * A core note or diagnosis in the page's words: the JSON path of the runtime becomes the control's
@@ -39,7 +40,24 @@ export function sizeKpi(model) {
     `<span class="kpi-label">parameters, ${params(model.parameters_active)} active per token</span></div>`;
 }
 
-function summaryMarkup(result) {
+/**
+ * The first plan's cost at your prices (metrics.cost_per_hour, cost_per_million_tokens) and, with
+ * training.train_tokens, its run totals (train_hours, train_cost); '' for what the result lacks.
+ */
+export function costKpis(m, trainTokens) {
+  const kpi = (value, label) => `<div class="kpi cost"><span class="kpi-value">${value}</span><span class="kpi-label">${label}</span></div>`;
+  let out = '';
+  if (Number.isFinite(m.cost_per_hour)) out += kpi(`${usd(m.cost_per_hour)} <small>per hour</small>`, 'GPUs billed, at your prices');
+  if (Number.isFinite(m.cost_per_million_tokens)) out += kpi(`${usd(m.cost_per_million_tokens)} <small>per M tokens</small>`, 'cost per million tokens, at your prices');
+  if (Number.isFinite(m.train_hours)) {
+    const run = Number.isFinite(trainTokens) ? `${params(trainTokens)} tokens` : 'the training tokens';
+    out += kpi(`${fixed(m.train_hours, 1)} h <small>(${fixed(m.train_hours / 24, 1)} days)</small>`, `to train ${run}`);
+  }
+  if (Number.isFinite(m.train_cost)) out += kpi(usd(m.train_cost), 'the whole run, at your prices');
+  return out;
+}
+
+function summaryMarkup(result, trainTokens) {
   const best = result.plans[0];
   const m = best.metrics;
   const md = result.baselines?.megatron_default;
@@ -50,6 +68,7 @@ function summaryMarkup(result) {
     // elementtiming: when the best plan is painted (the figure tests/web/timeline.test.mjs prints).
     `<div class="kpi"><span class="kpi-value" elementtiming="plan-summary">${fixed(m.iteration_time_s, 3)} s</span><span class="kpi-label">iteration time${errorBand(m)}</span></div>` +
     `<div class="kpi"><span class="kpi-value">${int(m.tokens_per_s)}</span><span class="kpi-label">tokens/s</span></div>` +
+    costKpis(m, trainTokens) +
     `<div class="kpi"><span class="kpi-value">${fixed(m.tflops_per_gpu, 1)}</span><span class="kpi-label">TFLOPS/GPU (MFU ${fixed(m.mfu * 100, 1)} %)</span></div>` +
     `<div class="kpi"><span class="kpi-value">${int(m.gpus_used)}${m.gpus_idle ? ` <small>+${int(m.gpus_idle)} idle</small>` : ''}</span><span class="kpi-label">GPUs used</span></div>` +
     `<div class="kpi${head.tight ? ' tight' : ''}"><span class="kpi-value">${fixed(head.freeGib, 2)} GiB</span><span class="kpi-label">memory headroom` +
@@ -94,7 +113,8 @@ const afterNextPaint = () => new Promise((resolve) => {
 });
 
 /**
- * els: {root, summary, plans, compare, baselines, detail, detailTitle, stages, memory, timeline, megatron, actions}.
+ * els: {root, summary, plans, pareto, paretoChart, paretoTable, compare, baselines, detail, detailTitle, stages, memory,
+ * timeline, megatron, actions}.
  * loadTimeline(plan) resolves with the core's answer to timeline() for that plan ({ok, timeline} or {ok: false, error}).
  */
 export function createResultsView(els, { onView = () => {}, loadTimeline = null } = {}) {
@@ -112,21 +132,79 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
   const compare = createCompareView(els.compare);
   const table = createPlansTable(els.plans, { onSelect: (i) => showPlan(i), onView, onCompare: (ix) => compare.pick(ix) });
   wireCopyButtons(els.megatron);
+  wirePareto();
 
+  /** Shows result.plans[i] (a row of the plans table) and marks its point on the Pareto chart. */
   function showPlan(i) {
     const p = result.plans[i];
+    markPoint(result.pareto?.findIndex((pt) => pt.plan_index === i) ?? -1);
+    return showEntry(p, `Plan #${i + 1}: ${planLabel(p.plan)}`, `plan${i + 1}`);
+  }
+
+  /**
+   * The selected plan's details: a plan entry ({plan, metrics, breakdown, megatron | flagscale}),
+   * under title; file names of its commands end in stem.
+   */
+  function showEntry(p, title, stem) {
     const bd = p.breakdown?.stages || [];
     const stagesWithGpu = bd.map((s, k) => ({ gpu: p.plan.stages?.[k]?.gpu, ...s }));
     // The core's figures for the shown plan, for the schedule chart to be checked against.
     els.detail.dataset.iterationTimeS = p.metrics.iteration_time_s;
     els.detail.dataset.bubbleFraction = p.metrics.bubble_fraction;
-    els.detailTitle.textContent = `Plan #${i + 1}: ${planLabel(p.plan)}${p.plan.sequence_parallel ? ', SP' : ''}` +
+    els.detailTitle.textContent = `${title}${p.plan.sequence_parallel ? ', SP' : ''}` +
       (Number.isFinite(result.model?.parameters_total) ? ` · ${result.model.name ? `${result.model.name}, ` : ''}${params(result.model.parameters_total)} parameters (${params(result.model.parameters_active)} active)` : '');
     els.stages.innerHTML = stageTableMarkup(p, marginOf(result));
     els.memory.innerHTML = bd.length ? memoryChartSvg(stagesWithGpu, p.metrics.memory_capacity_gib || []) : '';
-    els.megatron.innerHTML = megatronMarkup(p.megatron, p, `hapmoe-${slug(result.model?.name)}-plan${i + 1}`);
+    els.megatron.innerHTML = megatronMarkup(p.megatron, p, `hapmoe-${slug(result.model?.name)}-${stem}`);
     applyStale();
     return drawTimeline(p);
+  }
+
+  /**
+   * A point of the Pareto front chosen (chart or table): its plan, selected in the plans table
+   * when it is there, else its own entry shown as "Pareto plan (not in the top k)".
+   */
+  function choosePoint(k) {
+    const pt = result?.pareto?.[k];
+    if (!pt) return;
+    if (Number.isInteger(pt.plan_index) && result.plans[pt.plan_index]) { table.select(pt.plan_index); return; }
+    if (!pt.entry?.plan || !pt.entry.metrics) return;
+    table.select(null);
+    markPoint(k);
+    showEntry(pt.entry, `Pareto plan (not in the top k), point ${k + 1}: ${planLabel(pt.entry.plan)}`, `pareto${k + 1}`);
+  }
+
+  /** Marks point k (-1: none) as the selected plan's, in the chart and its table, without redrawing (the focus stays). */
+  function markPoint(k) {
+    for (const el of els.pareto.querySelectorAll('[data-point]')) {
+      const on = Number(el.dataset.point) === k;
+      el.classList.toggle('selected', on && el.tagName.toLowerCase() === 'g');
+      if (on) el.setAttribute('aria-current', 'true'); else el.removeAttribute('aria-current');
+    }
+    for (const tr of els.pareto.querySelectorAll('tr[data-point-row]')) tr.classList.toggle('selected', Number(tr.dataset.pointRow) === k);
+  }
+
+  /** Clicks, Enter and Space on the chart's points and the table's Show buttons choose a point. */
+  function wirePareto() {
+    els.pareto.addEventListener('click', (e) => {
+      const el = e.target.closest('[data-point]');
+      if (el) choosePoint(Number(el.dataset.point));
+    });
+    els.pareto.addEventListener('keydown', (e) => {
+      const el = e.target.closest('g[data-point]');
+      if (el && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); choosePoint(Number(el.dataset.point)); }
+    });
+  }
+
+  /** The Pareto chart and table of a priced result (hidden without a front). */
+  function drawPareto() {
+    const points = (result.pareto || []).filter((pt) => Number.isFinite(pt.iteration_time_s) && Number.isFinite(pt.cost_per_million_tokens));
+    els.pareto.hidden = !points.length || points.length !== (result.pareto || []).length;
+    if (els.pareto.hidden) { els.paretoChart.innerHTML = ''; els.paretoTable.innerHTML = ''; return; }
+    // As wide as its box (from 320 to 640 px), so that its text stays legible on a phone.
+    const width = Math.round(Math.min(640, Math.max(320, els.paretoChart.clientWidth || 640)));
+    els.paretoChart.innerHTML = paretoChartSvg(points, -1, { width });
+    els.paretoTable.innerHTML = paretoTableMarkup(points);
   }
 
   /** Asks the core for the plan's schedule and draws it (a newer selection wins). */
@@ -148,9 +226,10 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
   }
 
   return {
-    /** Shows a result (ok: true); view {plan, sort, dir} restores a link's selection and sort.
+    /** Shows a result (ok: true); view {plan, sort, dir} restores a link's selection and sort;
+     *  trainTokens: the scenario's training.train_tokens (named beside the run totals).
      *  Resolves once the selected plan's schedule is drawn. */
-    async render(newResult, view = null) {
+    async render(newResult, view = null, trainTokens = null) {
       result = newResult;
       const has = result.plans?.length > 0;
       els.root.hidden = false;
@@ -158,8 +237,9 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
       els.plans.hidden = !has;
       els.compare.hidden = !has;
       els.actions.hidden = false;
-      els.summary.innerHTML = has ? summaryMarkup(result) : diagnosisMarkup(result);
+      els.summary.innerHTML = has ? summaryMarkup(result, trainTokens) : diagnosisMarkup(result);
       els.baselines.innerHTML = '';
+      els.pareto.hidden = true;
       if (!has) return;
       const selected = table.render(result, view);
       // The summary and the ranked plans are painted first; the rest follows a frame later.
@@ -167,6 +247,7 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
       await afterNextPaint();
       if (seq !== renderSeq) return;
       els.baselines.innerHTML = baselinesMarkup(result);
+      drawPareto();
       compare.render(result);
       await showPlan(selected);
     },

@@ -13,7 +13,7 @@ const FILES = ['./', 'index.html', 'style.css', 'hapmoe.js', 'hapmoe.wasm', 'wor
   'manifest.webmanifest', 'icon.svg',
   'chart-download.js', 'clipboard.js', 'cluster-form.js', 'column-help.js', 'compare-view.js', 'errors.js',
   'fields.js', 'form.js', 'format.js', 'hf-config.js', 'json-limits.js', 'main.js', 'megatron-view.js',
-  'memory-chart.js', 'model-form.js', 'no-fit.js', 'planner-client.js', 'plans-table.js',
+  'memory-chart.js', 'model-form.js', 'no-fit.js', 'pareto-chart.js', 'planner-client.js', 'plans-table.js',
   'preset-select.js', 'profile-form.js', 'reproduce-view.js', 'results-view.js', 'run-status.js', 'scenario-check.js', 'skip-links.js',
   'stage-table.js', 'sw-register.js', 'timeline-chart.js', 'url-state.js'];
 

@@ -7,7 +7,31 @@ import { timelineChartSvg, stageOps } from '../../web/timeline-chart.js';
 import { encodeScenario, decodeHash } from '../../web/url-state.js';
 import { modelSpecFromHfConfig } from '../../web/hf-config.js';
 import { pathPrefixes } from '../../web/errors.js';
-import { int } from '../../web/format.js';
+import { int, usd } from '../../web/format.js';
+import { paretoChartSvg, paretoTableMarkup, pointLabel } from '../../web/pareto-chart.js';
+
+test('the Pareto chart: one focusable button per point of the front, named by its figures; the table the same', () => {
+  const front = [
+    { iteration_time_s: 7.742, tokens_per_s: 135442, cost_per_hour: 67.2, cost_per_million_tokens: 0.13782, gpus_used: 32, plan_index: null },
+    { iteration_time_s: 10.2915, tokens_per_s: 101888, cost_per_hour: 48, cost_per_million_tokens: 0.130863, gpus_used: 16, plan_index: 0 },
+  ];
+  const svg = paretoChartSvg(front, 1, { width: 320 });
+  assert.match(svg, /^<svg[^>]*role="group"[^>]*>.*<\/svg>$/s);
+  assert.match(svg, /viewBox="0 0 320 300"/);
+  assert.equal((svg.match(/role="button" tabindex="0"/g) || []).length, 2);
+  assert.equal((svg.match(/aria-current="true"/g) || []).length, 1);
+  assert.match(svg, /class="pt selected" role="button" tabindex="0" data-point="1"/);
+  assert.equal(pointLabel(front[0], 0), 'Pareto point 1: 7.742 s per iteration, $0.1378 per million tokens, $67.20 per hour, 32 GPUs; not in the top k');
+  assert.match(pointLabel(front[1], 1), /plan #1 in the table$/);
+  assert.match(svg, /iteration time \(s\)/);
+  assert.match(svg, /USD per million tokens \(your prices\)/);
+  // One point alone still gets axes (a range around it), no NaN anywhere.
+  assert.doesNotMatch(paretoChartSvg(front.slice(0, 1)), /NaN|Infinity/);
+  const table = paretoTableMarkup(front, 0);
+  assert.equal((table.match(/<button/g) || []).length, 2);
+  assert.match(table, /<tr class="selected" data-point-row="0">/);
+  assert.deepEqual([13086.3, 48, 0.130863, 0, NaN].map(usd), ['$13,086', '$48.00', '$0.1309', '$0.00', '—']);
+});
 
 test('charts are SVG strings with one bar or row per stage', () => {
   const stages = [{ gpu: 'h800-sxm', weights_gib: 10, gradients_gib: 5, optimizer_state_gib: 3, activations_gib: 20, reserved_gib: 5, forward_s: 0.01, backward_s: 0.02 },

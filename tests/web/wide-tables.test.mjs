@@ -24,7 +24,8 @@ describe('desktop tables at 1440 px', { timeout: 240_000 }, () => {
         overflow: t.scrollWidth - t.clientWidth,
         headers: [...t.querySelectorAll('thead th')].map((th) => ({ text: th.textContent, inside: inside(th) })),
         inputs: [...t.querySelectorAll('tbody input')].map((i) => ({ field: i.dataset.field, value: i.value, inside: inside(i), full: i.scrollWidth <= i.clientWidth })),
-        selects: [...t.querySelectorAll('tbody select')].map((sel) => {
+        billed: [...t.querySelectorAll('tbody select[data-col="billed"]')].map((sel) => ({ text: sel.selectedOptions[0].text, inside: inside(sel), full: sel.scrollWidth <= sel.clientWidth })),
+        selects: [...t.querySelectorAll('tbody select[data-col="gpu"]')].map((sel) => {
           const cs = getComputedStyle(sel);
           ctx.font = cs.font;
           const text = sel.options[sel.selectedIndex].text;
@@ -35,11 +36,13 @@ describe('desktop tables at 1440 px', { timeout: 240_000 }, () => {
       };
     });
     assert.ok(m.overflow <= 0, `the table scrolls ${m.overflow} px sideways`);
-    for (const name of ['GPU', 'Nodes', 'GPUs / node', 'GPUs / host', 'Inter-node', 'Memory', 'Reserved']) {
+    for (const name of ['GPU', 'Nodes', 'GPUs / node', 'GPUs / host', 'Inter-node', 'Memory', 'Reserved', 'Price', 'Billed']) {
       const th = m.headers.find((x) => x.text.startsWith(name));
       assert.ok(th?.inside, `header ${name} shown inside the table: ${JSON.stringify(th)}`);
     }
-    assert.equal(m.inputs.length, 12, 'six inputs per group');
+    assert.equal(m.inputs.length, 14, 'seven inputs per group (six numbers and the price)');
+    assert.deepEqual(m.billed.map((b) => b.text), ['GPUs used', 'GPUs used']);
+    for (const b of m.billed) assert.ok(b.inside && b.full, `billing choice shown in full: ${JSON.stringify(b)}`);
     for (const i of m.inputs) assert.ok(i.inside && i.full, `input ${i.field} (${i.value}) shown in full: ${JSON.stringify(i)}`);
     assert.ok(m.inputs.some((i) => /groups\[0\]\.gpu\.memory_gib/.test(i.field) && /^39\.\d+$/.test(i.value)), 'the 40 GB A100 shows its memory');
     assert.ok(m.inputs.some((i) => /groups\[1\]\.gpu\.memory_gib/.test(i.field) && i.value === '80'));

@@ -302,3 +302,28 @@ TEST_CASE("without prices the result is as before: no cost metrics, no front") {
   CHECK_FALSE(out.contains("pareto"));
   CHECK_FALSE(out["plans"][0]["metrics"].contains("cost_per_hour"));
 }
+
+TEST_CASE("nothing within the budget: the diagnosis says what the cheapest plan that fits bills") {
+  json doc = priced_doc();
+  doc["search"] = {{"objective", "time_within_budget"}, {"budget_per_hour", 1}, {"top_k", 2}};
+  const Scenario s = testing::scenario_from(doc);
+  auto r = search_plans(s);
+  REQUIRE(r.ok());
+  CHECK(r->plans.empty());
+  REQUIRE(r->diagnosis.has_value());
+  CHECK(r->diagnosis->message.find("search.budget_per_hour") != std::string::npos);
+  CHECK(r->diagnosis->shortfall_gib == 0);
+  doc["search"]["objective"] = "cost";
+  auto cheapest = search_plans(testing::scenario_from(doc));
+  REQUIRE(cheapest.ok());
+  REQUIRE_FALSE(cheapest->plans.empty());
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.4g", cheapest->plans.front().metrics.cost_per_hour);
+  CHECK(r->diagnosis->message.find(rate) != std::string::npos);
+  REQUIRE_FALSE(r->diagnosis->suggestions.empty());
+  CHECK(r->diagnosis->suggestions.front().find("raise search.budget_per_hour") != std::string::npos);
+  const json out = search_result_to_json(s, *r, false);
+  bool named = false;
+  for (const json& rule : out["diagnosis"]["rules"]) named = named || rule["rule"] == "over_budget";
+  CHECK(named);
+}

@@ -88,3 +88,35 @@ test('timeline matches the native CLI and ends at the plan\'s iteration time', (
     assert.equal(r.timeline.bubble_fraction, r.metrics.bubble_fraction, f);
   }
 });
+
+test('nodeLoss (the N-1 re-plan) matches the native CLI, reports progress, and returns errors as values', () => {
+  const file = path.join(REPO, 'examples', 'mixtral-8x7b-priced.json');
+  const text = fs.readFileSync(file, 'utf8');
+  const native = execFileSync(CLI, ['node-loss', file, '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const seen = [];
+  const out = M.nodeLoss(text, (fraction) => seen.push(fraction));
+  assert.equal(out, native.trimEnd());
+  const r = JSON.parse(out);
+  assert.equal(r.format, 'hapmoe.node_loss/1');
+  assert.ok(r.losses.length >= 1);
+  for (const l of r.losses) {
+    assert.ok(l.entry === null || l.slowdown > 0, JSON.stringify(l).slice(0, 200));
+  }
+  assert.ok(seen.length >= 1 && seen.every((f) => f >= 0 && f <= 1));
+  const bad = JSON.parse(M.nodeLoss('{"model": "mixtral-8x7b"'));
+  assert.equal(bad.ok, false);
+  assert.equal(bad.error.field, '$');
+});
+
+test('a priced plan: cost metrics, the Pareto front and checkpoint figures', () => {
+  const r = JSON.parse(M.planQuiet(fs.readFileSync(path.join(REPO, 'examples', 'mixtral-8x7b-priced.json'), 'utf8')));
+  assert.equal(r.stats.objective, 'cost');
+  assert.ok(r.pareto.length >= 1);
+  for (const p of r.pareto) {
+    assert.ok(p.cost_per_million_tokens > 0 && p.iteration_time_s > 0);
+    assert.ok(p.plan_index === null ? p.entry.metrics.cost_per_hour > 0 : r.plans[p.plan_index]);
+  }
+  const m = r.plans[0].metrics;
+  assert.ok(m.cost_per_hour > 0 && m.train_cost > 0);
+  assert.ok(m.resilience.expected_goodput > 0.5 && m.resilience.expected_goodput < 1);
+});

@@ -80,6 +80,7 @@ class HeteroSearch {
     const auto sets = hetero_recompute_sets(s_);
     for (size_t e = 0; e < entries_.size() && e < kSeededEntries; ++e) {
       if (counters_.work() >= budget_.max_stage_costs / 2 || (e % 64 == 0 && past_deadline(budget_))) break;
+      if (!objective_admits(s_.search, entries_[e].rate)) continue;  // over the budget
       for (size_t k = 0; k < sets.size(); ++k) split_entry(e, k, sets[k], true);
     }
     size_t done = 0;
@@ -89,14 +90,15 @@ class HeteroSearch {
         break;
       }
       if (control_.progress && done % 64 == 0) report(done);
-      // Entries are in order of their time bound; the least rate's threshold bounds every one's.
-      if (entries_[done].bound_s >= top_.threshold_s(least_rate_)) {
-        st_.pruned["entry_lower_bound"] += static_cast<long long>(entries_.size() - done);
-        break;
-      }
       if (!objective_admits(s_.search, entries_[done].rate)) {
         ++st_.pruned["over_budget"];
         continue;
+      }
+      // Entries are in order of their time bound; the least admitted rate's threshold bounds
+      // every admitted one's.
+      if (entries_[done].bound_s >= top_.threshold_s(least_rate_)) {
+        st_.pruned["entry_lower_bound"] += static_cast<long long>(entries_.size() - done);
+        break;
       }
       if (entries_[done].bound_s >= threshold_s(entries_[done])) {
         ++st_.pruned["entry_lower_bound"];
@@ -171,7 +173,9 @@ class HeteroSearch {
     least_rate_ = 0;
     if (s_.cluster.priced() && !entries_.empty()) {
       least_rate_ = 1e300;
-      for (const Entry& e : entries_) least_rate_ = std::min(least_rate_, e.rate);
+      for (const Entry& e : entries_) {
+        if (objective_admits(s_.search, e.rate)) least_rate_ = std::min(least_rate_, e.rate);
+      }
     }
     if (!all_orders) st_.reached("orders");
   }

@@ -236,6 +236,39 @@ void add_closest_plan(const Scenario& s, SearchResult* r) {
   if (auto c = closest_infeasible_plan(offload ? *offload : s)) add_closest_plan(&*r->diagnosis, std::move(*c));
 }
 
+// time_within_budget with nothing within the budget: what a plan that fits would bill (the
+// cheapest per token, searched without the budget) instead of a memory diagnosis.
+void diagnose_budget(const Scenario& s, const SearchControl& control, const SearchBudget& budget, SearchResult* r) {
+  if (s.search.objective != Objective::kTimeWithinBudget || !r->plans.empty() || r->stats.cancelled) return;
+  const auto cut = r->stats.pruned.find("over_budget");
+  if (cut == r->stats.pruned.end() || cut->second == 0) return;
+  Scenario wide = s;
+  wide.search.objective = Objective::kCost;
+  wide.search.top_k = 1;
+  wide.search.pareto = false;
+  wide.search.baselines = false;
+  SearchControl quiet;
+  quiet.cancel = control.cancel;
+  auto w = search_plans(wide, quiet, remaining_budget(budget, r->stats.work));
+  if (!w) return;
+  add_budget_use(w->stats, &r->stats);
+  if (w->plans.empty()) return;  // nothing fits at any price: the memory diagnosis stands
+  const PlanMetrics& m = w->plans.front().metrics;
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "no plan that fits bills at most %.4g USD per hour (search.budget_per_hour; %lld search entries over it "
+                "were skipped, rule \"over_budget\"): the cheapest plan per token that fits bills %.4g USD per hour "
+                "(%.4g s per iteration on %lld GPUs, %.4g USD per million tokens)",
+                s.search.budget_per_hour, cut->second, m.cost_per_hour, m.iteration_time_s, m.gpus_used,
+                m.cost_per_million_tokens);
+  Diagnosis d;
+  d.message = text;
+  char raise[160];
+  std::snprintf(raise, sizeof raise, "raise search.budget_per_hour to %.4g or more", m.cost_per_hour);
+  d.suggestions = {raise, "lower a group's price_per_gpu_hour, or bill a group by use (billed \"used\")"};
+  r->diagnosis = std::move(d);
+}
+
 }  // namespace
 
 Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& given_control, const SearchBudget& given) {
@@ -261,6 +294,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& give
   }
   if (r) {
     rank_by_memory_margin(s, &r.value());
+    diagnose_budget(s, control, budget, &r.value());
     add_closest_plan(s, &r.value());
     if (control.progress && !r->stats.cancelled) control.progress(1.0, r->stats.evaluated);
     r->stats.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -59,6 +59,8 @@ export const TRAINING_MORE = [
   ['fp8_recipe', 'FP8 recipe'], ['fp8_param_gather', 'FP8 parameter gather'],
   ['fp8_dot_product_attention', 'FP8 attention'], ['cuda_graphs', 'Full-iteration graphs (deprecated)'],
   ['grad_reduce_in_bf16', 'Gradient reduce in BF16'],
+  ['checkpoint_write_gbps', 'Checkpoint write bandwidth'], ['node_failures_per_year', 'Node failures per year'],
+  ['restart_s', 'Restart time'],
   ['optimizer.precision_aware', 'Precision-aware optimizer'], ['optimizer.main_grads_dtype', 'Main grads dtype'],
   ['optimizer.main_params_dtype', 'Master weights dtype'], ['optimizer.exp_avg_dtype', 'Adam m dtype'],
   ['optimizer.exp_avg_sq_dtype', 'Adam v dtype'],

@@ -41,8 +41,12 @@ const results = createResultsView({
   root: $('#results'), summary: $('#summary'), plans: $('#plans'), compare: $('#compare'), baselines: $('#baselines'),
   pareto: $('#pareto'), paretoChart: $('#pareto-chart'), paretoTable: $('#pareto-table'),
   detail: $('#plan-detail'), detailTitle: $('#detail-title'), stages: $('#stages'), memory: $('#memory-chart'),
-  timeline: $('#timeline-chart'), megatron: $('#megatron'), actions: $('#result-actions'),
-}, { onView: (view) => writeUrl(lastScenario, view, false), loadTimeline: (plan) => client.timeline({ ...lastScenario, plan }) });
+  timeline: $('#timeline-chart'), megatron: $('#megatron'), actions: $('#result-actions'), failure: $('#failure'),
+}, {
+  onView: (view) => writeUrl(lastScenario, view, false),
+  loadTimeline: (plan) => client.timeline({ ...lastScenario, plan }),
+  loadNodeLoss: (plan) => client.nodeLoss({ ...lastScenario, plan }),
+});
 
 let form = null;
 let presets = null;

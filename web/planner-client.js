@@ -139,6 +139,9 @@ export class PlannerClient {
   /** The core's schedule of scenario.plan (docs/scenario.md "Timeline"). */
   timeline(scenario) { return this.call('timeline', scenario); }
 
+  /** If a node fails: the N-1 re-plan of scenario.plan (docs/scenario.md "Node loss"). */
+  nodeLoss(scenario, onProgress) { return this.call('nodeLoss', scenario, onProgress); }
+
   /** Replaces the worker with a fresh one (after the module reported an internal failure). */
   restart() {
     this.#replace(new PlannerFailure('The planner was restarted.'));

@@ -9,6 +9,7 @@ import { megatronMarkup, wireCopyButtons, slug } from './megatron-view.js';
 import { esc, fixed, int, params, usd } from './format.js';
 import { fitMarkup, closestMarkup } from './no-fit.js';
 import { paretoChartSvg, paretoTableMarkup } from './pareto-chart.js';
+import { renderFailure } from './failure-view.js';
 
 /**
  * A core note or diagnosis in the page's words: the JSON path of the runtime becomes the control's
@@ -115,16 +116,17 @@ const afterNextPaint = () => new Promise((resolve) => {
 /**
  * els: {root, summary, plans, pareto, paretoChart, paretoTable, compare, baselines, detail, detailTitle, stages, memory,
  * timeline, megatron, actions}.
- * loadTimeline(plan) resolves with the core's answer to timeline() for that plan ({ok, timeline} or {ok: false, error}).
+ * loadTimeline(plan) resolves with the core's answer to timeline() for that plan ({ok, timeline} or {ok: false, error});
+ * loadNodeLoss(plan) with its N-1 re-plan (nodeLoss: {ok, plan, losses} or {ok: false, error}).
  */
-export function createResultsView(els, { onView = () => {}, loadTimeline = null } = {}) {
+export function createResultsView(els, { onView = () => {}, loadTimeline = null, loadNodeLoss = null } = {}) {
   let result = null;
   let stale = false;
   let timelineSeq = 0;
   /** Copy and Download of a stale result are off (what they hold no longer matches the form). */
   function applyStale() {
     els.root.classList.toggle('stale', stale);
-    for (const b of els.root.querySelectorAll('#megatron button[data-copy], #result-actions button')) b.disabled = stale;
+    for (const b of els.root.querySelectorAll('#megatron button[data-copy], #result-actions button, #failure button')) b.disabled = stale;
     const note = els.root.querySelector('#stale-note');
     if (note) note.hidden = !stale || !result;
   }
@@ -156,6 +158,9 @@ export function createResultsView(els, { onView = () => {}, loadTimeline = null 
     els.stages.innerHTML = stageTableMarkup(p, marginOf(result));
     els.memory.innerHTML = bd.length ? memoryChartSvg(stagesWithGpu, p.metrics.memory_capacity_gib || []) : '';
     els.megatron.innerHTML = megatronMarkup(p.megatron, p, `hapmoe-${slug(result.model?.name)}-${stem}`);
+    if (els.failure) {
+      renderFailure(els.failure, p, (plan) => (loadNodeLoss ? loadNodeLoss(plan) : Promise.resolve({ ok: false, error: { message: 'no planner' } })));
+    }
     applyStale();
     return drawTimeline(p);
   }

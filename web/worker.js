@@ -61,6 +61,7 @@ function call(M, id, method, scenario) {
     case 'evaluate': return M.evaluate(scenario);
     case 'timeline': return M.timeline(scenario);
     case 'plan': return M.plan(scenario, progressReporter(id));
+    case 'nodeLoss': return M.nodeLoss(scenario, progressReporter(id));  // the N-1 re-plan of scenario.plan
     case 'importNccl': return M.importNccl(scenario);  // an importer request (profile-form.js)
     case 'importLog': return M.importLog(scenario);
     case 'reproduce': return M.reproduce(scenario, progressReporter(id)); // scenario: the options JSON

@@ -103,7 +103,7 @@ test('nodeLoss (the N-1 re-plan) matches the native CLI, reports progress, and r
     assert.ok(l.entry === null || l.slowdown > 0, JSON.stringify(l).slice(0, 200));
   }
   assert.ok(seen.length >= 1 && seen.every((f) => f >= 0 && f <= 1));
-  const bad = JSON.parse(M.nodeLoss('{"model": "mixtral-8x7b"'));
+  const bad = JSON.parse(M.nodeLoss('{"model": "mixtral-8x7b"', null));
   assert.equal(bad.ok, false);
   assert.equal(bad.error.field, '$');
 });

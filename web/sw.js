@@ -11,7 +11,7 @@ const CACHE = `hapmoe-page-${VERSION}`;
 /** Every file of the page (tests/web checks that each web/*.js is listed). */
 const FILES = ['./', 'index.html', 'style.css', 'hapmoe.js', 'hapmoe.wasm', 'worker.js', 'boot.js', 'core-data.json',
   'manifest.webmanifest', 'icon.svg',
-  'chart-download.js', 'clipboard.js', 'cluster-form.js', 'column-help.js', 'compare-view.js', 'errors.js',
+  'chart-download.js', 'clipboard.js', 'cluster-form.js', 'column-help.js', 'compare-view.js', 'errors.js', 'failure-view.js',
   'fields.js', 'form.js', 'format.js', 'hf-config.js', 'json-limits.js', 'main.js', 'megatron-view.js',
   'memory-chart.js', 'model-form.js', 'no-fit.js', 'pareto-chart.js', 'planner-client.js', 'plans-table.js',
   'preset-select.js', 'profile-form.js', 'reproduce-view.js', 'results-view.js', 'run-status.js', 'scenario-check.js', 'skip-links.js',

@@ -3,6 +3,8 @@
 // parameter count).
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "evaluate/resilience.hpp"
 #include "hapmoe/cost_memory.hpp"
 #include "hapmoe/model_shape.hpp"
@@ -131,4 +133,33 @@ TEST_CASE("N-1 of a plan on a one-node cluster says there is no other node") {
   REQUIRE(r->losses.size() == 1);
   CHECK_FALSE(r->losses[0].best.has_value());
   CHECK(r->losses[0].message.find("no other node") != std::string::npos);
+}
+
+TEST_CASE("checkpoint figures stay finite at the fields' extremes") {
+  json doc = two_group_doc();
+  doc["training"]["checkpoint_write_gbps"] = 0.01;       // the slowest write accepted
+  doc["training"]["node_failures_per_year"] = 1000;      // the most failures accepted
+  doc["training"]["restart_s"] = 86400;
+  const Scenario slow = testing::scenario_from(doc);
+  auto r = search_plans(slow);
+  REQUIRE(r.ok());
+  REQUIRE_FALSE(r->plans.empty());
+  const auto x = plan_resilience(slow, r->plans.front());
+  REQUIRE(x.has_value());
+  CHECK(std::isfinite(x->interval_s));
+  CHECK(x->goodput >= 0);
+  CHECK(x->goodput < 0.05);  // writes about as long as the MTBF, day-long restarts: little gets done
+  CHECK(x->save_interval >= 1);
+  doc["training"]["checkpoint_write_gbps"] = 1e5;  // the fastest write, the fewest failures
+  doc["training"]["node_failures_per_year"] = 0.001;
+  doc["training"]["restart_s"] = 0;
+  const Scenario fast = testing::scenario_from(doc);
+  const auto y = plan_resilience(fast, r->plans.front());
+  REQUIRE(y.has_value());
+  CHECK(y->goodput > 0.99);
+  CHECK(y->goodput <= 1);
+  CHECK(y->save_interval >= 1);
+  CHECK(y->save_interval <= 1000000000000000LL);
+  const json out = evaluation_to_json(fast, r->plans.front());
+  for (const auto& [k, v] : out["metrics"]["resilience"].items()) CHECK_MESSAGE(!v.is_null(), k);
 }

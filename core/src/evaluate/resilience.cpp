@@ -36,7 +36,9 @@ std::optional<Resilience> plan_resilience(const Scenario& s, const PlanEvaluatio
   r.job_mtbf_s = 365.0 * 24 * 3600 / (t.node_failures_per_year * static_cast<double>(r.nodes));
   r.interval_s = daly_interval_s(r.write_s, r.job_mtbf_s);
   const double iteration = ev.metrics.iteration_time_s;
-  r.save_interval = std::max(1LL, static_cast<long long>(std::llround(r.interval_s / iteration)));
+  // In iterations, at least 1; capped at 1e15 (a run of that many iterations is longer than any
+  // job) so that the conversion stays in range for any accepted input.
+  r.save_interval = static_cast<long long>(std::llround(std::clamp(r.interval_s / iteration, 1.0, 1e15)));
   r.goodput = daly_goodput(r.interval_s, r.write_s, r.job_mtbf_s, t.restart_s);
   return r;
 }

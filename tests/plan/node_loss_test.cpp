@@ -31,6 +31,22 @@ json two_group_doc() {
           {"search", {{"top_k", 2}, {"tp", {1, 2}}, {"micro_batch_size", {1}}}}};
 }
 
+// A plan on both groups of two_group_doc: 2 stages of 4 GPUs on H100 nodes, 1 on the A100 node.
+PlanSpec both_groups_plan(const Scenario& s) {
+  PlanSpec plan;
+  plan.pp = 3;
+  plan.dp = 4;
+  plan.ep = 4;
+  for (int g : {0, 0, 1}) {
+    StagePlan st;
+    st.group = g;
+    st.gpu = s.cluster.groups[g].gpu.id;
+    st.layers = 2;
+    plan.stages.push_back(st);
+  }
+  return plan;
+}
+
 }  // namespace
 
 TEST_CASE("Daly's checkpoint interval and goodput, by hand") {
@@ -78,19 +94,7 @@ TEST_CASE("N-1 re-plans equal fresh searches on the reduced clusters") {
     json doc = two_group_doc();
     doc["search"]["objective"] = objective;
     const Scenario s = testing::scenario_from(doc);
-    // A plan on both groups: 2 stages of 4 GPUs on H100 nodes, 1 on the A100 node.
-    PlanSpec plan;
-    plan.pp = 3;
-    plan.dp = 4;
-    plan.ep = 4;
-    for (int g : {0, 0, 1}) {
-      StagePlan st;
-      st.group = g;
-      st.gpu = s.cluster.groups[g].gpu.id;
-      st.layers = 2;
-      plan.stages.push_back(st);
-    }
-    auto r = plan_after_node_loss(s, plan);
+    auto r = plan_after_node_loss(s, both_groups_plan(s));
     REQUIRE(r.ok());
     REQUIRE(r->losses.size() == 2);  // both groups are used
     // Group 0 keeps one node; group 1 (one node) is gone.
@@ -162,4 +166,27 @@ TEST_CASE("checkpoint figures stay finite at the fields' extremes") {
   CHECK(y->save_interval <= 1000000000000000LL);
   const json out = evaluation_to_json(fast, r->plans.front());
   for (const auto& [k, v] : out["metrics"]["resilience"].items()) CHECK_MESSAGE(!v.is_null(), k);
+}
+
+TEST_CASE("N-1 re-plans share one work budget: a spent budget ends the later ones at once") {
+  const Scenario s = testing::scenario_from(two_group_doc());
+  // Enough orders for the first re-plan (group 0 down to one node) and 2 more.
+  auto first = search_plans(without_one_node(s, 0));
+  REQUIRE(first.ok());
+  REQUIRE_FALSE(first->stats.budget_reached);
+  SearchBudget tight;
+  tight.max_orders = first->stats.work.orders + 2;
+  auto r = plan_after_node_loss(s, both_groups_plan(s), {}, tight);
+  REQUIRE(r.ok());
+  REQUIRE(r->losses.size() == 2);
+  CHECK_FALSE(r->losses[0].budget_reached);
+  CHECK(r->losses[0].best.has_value());
+  // Alone, the second re-plan needs more than 2 orders: it ends at the shared budget.
+  auto second = search_plans(without_one_node(s, 1));
+  REQUIRE(second.ok());
+  REQUIRE(second->stats.work.orders > 2);
+  CHECK(r->losses[1].budget_reached);
+  for (const NodeLoss& loss : r->losses) {
+    if (!loss.best) CHECK(loss.message.find("budget") != std::string::npos);
+  }
 }

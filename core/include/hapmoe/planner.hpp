@@ -47,7 +47,8 @@ struct NodeLossResult {
 Scenario without_one_node(const Scenario& s, int group);
 
 // The N-1 re-plan of `plan`: for every group it uses, search_plans on the cluster minus one node
-// of that group (fresh searches, each within `budget`; progress over all of them).
+// of that group (fresh searches, sharing one `budget` for the whole call; progress over all of
+// them).
 Expected<NodeLossResult> plan_after_node_loss(const Scenario& s, const PlanSpec& plan,
                                               const SearchControl& control = {}, const SearchBudget& budget = {});
 

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "hapmoe/planner.hpp"
+#include "search/search_budget.hpp"
 
 namespace hapmoe {
 
@@ -21,8 +22,12 @@ Scenario without_one_node(const Scenario& s, int group) {
 }
 
 Expected<NodeLossResult> plan_after_node_loss(const Scenario& s, const PlanSpec& plan, const SearchControl& control,
-                                              const SearchBudget& budget) {
+                                              const SearchBudget& given) {
   const auto start = std::chrono::steady_clock::now();
+  // One budget for the whole call (its work and its seconds), as for any planner call: a
+  // cluster of many groups never runs a full search per group.
+  const SearchBudget budget = with_deadline(given);
+  SearchWork spent;
   auto selected = evaluate_plan(s, plan);
   if (!selected) return selected.error();
   NodeLossResult out{std::move(selected).value(), {}, 0};
@@ -49,8 +54,9 @@ Expected<NodeLossResult> plan_after_node_loss(const Scenario& s, const PlanSpec&
     if (control.progress) {
       part.progress = [&control, i, n](double f, long long evaluated) { control.progress((i + f) / n, evaluated); };
     }
-    auto r = search_plans(loss.scenario, part, budget);
+    auto r = search_plans(loss.scenario, part, remaining_budget(budget, spent));
     if (!r) return r.error();
+    spent += r->stats.work;
     loss.budget_reached = r->stats.budget_reached;
     if (r->stats.cancelled) {
       out.cancelled = true;
@@ -59,7 +65,9 @@ Expected<NodeLossResult> plan_after_node_loss(const Scenario& s, const PlanSpec&
     if (!r->plans.empty()) {
       loss.best = std::move(r->plans.front());
     } else {
-      loss.message = r->diagnosis ? r->diagnosis->message : "no plan fits";
+      loss.message = loss.budget_reached ? "the call's search budget ran out before a plan was found"
+                     : r->diagnosis       ? r->diagnosis->message
+                                          : "no plan fits";
     }
     out.losses.push_back(std::move(loss));
   }

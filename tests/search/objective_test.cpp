@@ -327,3 +327,44 @@ TEST_CASE("nothing within the budget: the diagnosis says what the cheapest plan 
   for (const json& rule : out["diagnosis"]["rules"]) named = named || rule["rule"] == "over_budget";
   CHECK(named);
 }
+
+TEST_CASE("auto mode's front is the non-dominated union of both runtimes' fronts (40 instances)") {
+  Rng rng{20261206};
+  int compared = 0, mixed = 0;
+  for (int i = 0; i < 40; ++i) {
+    json model = testing::small_moe_model();
+    model["num_layers"] = 3 + rng.below(3);
+    json cluster = testing::two_type_cluster(20 + rng.below(60), 20 + rng.below(44), 1 + rng.below(2));
+    cluster["groups"][1]["gpu"]["preset"] = rng.below(2) ? "h20" : "ascend-910b";  // one vendor or two
+    add_prices(rng, cluster["groups"]);
+    json search = {{"baselines", false}, {"top_k", 2}, {"recompute", {"none", "full"}},
+                   {"optimizer_offload_fraction", {0}}, {"micro_batch_size", {1}}, {"ep", {1, 2}},
+                   {"memory_margin_fraction", 0}, {"objective", rng.below(2) ? "cost" : "time"}};
+    CAPTURE(cluster.dump());
+    CAPTURE(search.dump());
+    std::vector<BrutePoint> both;
+    for (const char* mode : {"megatron", "hetero"}) {
+      Scenario s = testing::hetero_scenario(model, cluster, search);
+      s.search.mode = std::string(mode) == "hetero" ? SearchMode::kHetero : SearchMode::kMegatron;
+      auto r = search_plans(s);
+      REQUIRE(r.ok());
+      REQUIRE_FALSE(r->stats.budget_reached);
+      for (const BrutePoint& p : result_points(r->pareto)) both.push_back(p);
+    }
+    Scenario a = testing::hetero_scenario(model, cluster, search);
+    a.search.mode = SearchMode::kAuto;
+    auto r = search_plans(a);
+    REQUIRE(r.ok());
+    REQUIRE_FALSE(r->stats.budget_reached);
+    const std::vector<BrutePoint> want = testing::non_dominated(both);
+    check_same_front(result_points(r->pareto), want);
+    for (const PlanEvaluation& ev : r->pareto) CHECK(ev.plan.runtime.has_value());
+    if (want.empty()) continue;
+    ++compared;
+    bool fs = false, mlm = false;
+    for (const PlanEvaluation& ev : r->pareto) (ev.plan.runtime == Runtime::kFlagScale ? fs : mlm) = true;
+    mixed += fs && mlm;
+  }
+  MESSAGE("compared " << compared << " auto fronts; with both runtimes on the front: " << mixed);
+  CHECK(compared >= 25);
+}

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <unordered_map>
 
+#include "search/candidate_cost.hpp"
 #include "search/diagnosis.hpp"
 #include "hetero/hetero_evaluate.hpp"
 #include "hapmoe/hetero_plan.hpp"
@@ -137,6 +139,13 @@ class HeteroSearch {
   }
 
   void build_entries() {
+    for (const std::vector<Recompute>& set : hetero_recompute_sets(s_)) {
+      for (Recompute r : set) {
+        if (std::find(recompute_values_.begin(), recompute_values_.end(), r) == recompute_values_.end()) {
+          recompute_values_.push_back(r);
+        }
+      }
+    }
     // FlagScale's hetero mode runs CP 1 and no virtual pipeline: a search that excludes either
     // has nothing to plan.
     for (const auto& [values, rule] : {std::pair{&s_.search.cp, "hetero_cp_unsupported"},
@@ -243,7 +252,47 @@ class HeteroSearch {
     double sum = 0;
     for (double x : least) sum += x;
     const long long m = num_microbatches(s_.training, hetero_stage_mesh(plan, 0));
-    return sum + static_cast<double>(m - 1) * sum / plan.pp;
+    const double spread = sum + static_cast<double>(m - 1) * sum / plan.pp;
+    return std::max(spread, capacity_bound_s(plan, m));
+  }
+
+  // The capacity-aware bound of upstream's group sets (set_lower_bound_s) on the entry's meshes:
+  // each group's stages hold at most the layers that fit one of its stages under any recompute
+  // the entry's sets try (the most at one micro-batch in flight), at the layer times without
+  // recompute (no option is faster), so the bottleneck stage is at least what the least loaded
+  // spread of the layers over the stages costs. Where the stages cannot hold every layer, the
+  // spread bound alone (the DP then reports the memory shortfall).
+  double capacity_bound_s(PlanSpec plan, long long m) {
+    std::vector<const GroupLayerTimes*> times;
+    std::vector<int> stages, caps;
+    for (const HeteroMesh& hm : hetero_meshes(plan)) {
+      plan.stages[hm.first_stage].recompute = Recompute::kNone;
+      times.push_back(&layer_times(cache_.get(hetero_stage_mesh(plan, hm.first_stage), hm.group)));
+      int cap = 0;
+      for (Recompute r : recompute_values_) {
+        plan.stages[hm.first_stage].recompute = r;
+        const Mesh mesh = hetero_stage_mesh(plan, hm.first_stage);
+        cap = std::max(cap, max_layers(cache_.get(mesh, hm.group), mesh));
+      }
+      stages.push_back(hm.pp);
+      caps.push_back(cap);
+    }
+    const double b = set_lower_bound_s(times, stages, s_.model.num_layers, m, 1, false, &caps);
+    return b < 1e300 ? b : 0;
+  }
+
+  const GroupLayerTimes& layer_times(const StageCostModel* model) {
+    auto it = layer_times_.find(model);
+    if (it == layer_times_.end()) it = layer_times_.emplace(model, group_layer_times(*model, s_.model.num_layers)).first;
+    return it->second;
+  }
+
+  int max_layers(const StageCostModel* model, const Mesh& mesh) {
+    auto it = max_layers_.find(model);
+    if (it == max_layers_.end()) {
+      it = max_layers_.emplace(model, max_layers_in_memory(group_bound_terms(s_, *model, layer_times(model), mesh))).first;
+    }
+    return it->second;
   }
 
   // The best even split (num_layers / pp per stage, the first ones one more) with the same option
@@ -324,6 +373,11 @@ class HeteroSearch {
   SearchResult& r_;
   SearchStats& st_;
   HeteroModelCache cache_;
+  // capacity_bound_s's: every recompute value of the entries' sets, and per stage cost model its
+  // layer times and the most layers one of its stages holds (the models stay in cache_).
+  std::vector<Recompute> recompute_values_;
+  std::unordered_map<const StageCostModel*, GroupLayerTimes> layer_times_;
+  std::unordered_map<const StageCostModel*, int> max_layers_;
   PlanSink top_;
   double least_rate_ = 0;  // the least rate of any entry (0 without prices)
   SplitCounters counters_;

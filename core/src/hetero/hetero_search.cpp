@@ -260,8 +260,9 @@ class HeteroSearch {
   // each group's stages hold at most the layers that fit one of its stages under any recompute
   // the entry's sets try (the most at one micro-batch in flight), at the layer times without
   // recompute (no option is faster), so the bottleneck stage is at least what the least loaded
-  // spread of the layers over the stages costs. Where the stages cannot hold every layer, the
-  // spread bound alone (the DP then reports the memory shortfall).
+  // spread of the layers over the stages costs. Where the stages cannot hold every layer the entry
+  // has no plan: 1e299 sorts it after every other and cuts it once a plan is found, while with
+  // none found it is still split (its DP reports the memory shortfall the diagnosis names).
   double capacity_bound_s(PlanSpec plan, long long m) {
     std::vector<const GroupLayerTimes*> times;
     std::vector<int> stages, caps;
@@ -278,7 +279,7 @@ class HeteroSearch {
       caps.push_back(cap);
     }
     const double b = set_lower_bound_s(times, stages, s_.model.num_layers, m, 1, false, &caps);
-    return b < 1e300 ? b : 0;
+    return b < 1e300 ? b : 1e299;
   }
 
   const GroupLayerTimes& layer_times(const StageCostModel* model) {

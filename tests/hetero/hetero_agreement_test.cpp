@@ -13,27 +13,12 @@
 
 using namespace hapmoe;
 using hapmoe::testing::hetero_brute_force;
+using hapmoe::testing::Rng;
 using hapmoe::testing::hetero_scenario;
 using hapmoe::testing::small_moe_model;
 using nlohmann::json;
 
 namespace {
-
-// splitmix64: the same sequence on every platform.
-struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  int below(int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); }
-  template <class T>
-  const T& pick(const std::vector<T>& v) {
-    return v[static_cast<size_t>(below(static_cast<int>(v.size())))];
-  }
-};
 
 struct Instance {
   json model, cluster, search;

@@ -22,11 +22,6 @@ using nlohmann::json;
 
 namespace {
 
-const PresetCatalog& catalog() {
-  static const PresetCatalog c = load_builtin_presets();
-  return c;
-}
-
 json priced_doc() {
   return {{"format", "hapmoe.scenario/1"},
           {"model", "mixtral-8x7b"},
@@ -39,7 +34,7 @@ json priced_doc() {
 }
 
 Error parse_error(const json& doc) {
-  auto s = parse_scenario(doc, catalog());
+  auto s = parse_scenario(doc, testing::builtin_presets());
   REQUIRE_FALSE(s.ok());
   return s.error();
 }
@@ -116,17 +111,24 @@ TEST_CASE("price and objective fields are validated with the field named") {
 
 namespace {
 
-// splitmix64: the same sequence on every platform.
-struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  int below(int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); }
-};
+using testing::Rng;
+
+// The small MoE model (3-5 layers) on H800 + Ascend 910B nodes of 1-2 GPUs with drawn memory, and
+// the hetero search fields the generated hetero tests use (recompute none/full, no offload, the
+// time order alone).
+json small_hetero_model(Rng& rng) {
+  json model = testing::small_moe_model();
+  model["num_layers"] = 3 + rng.below(3);
+  return model;
+}
+json small_hetero_cluster(Rng& rng) {
+  return testing::two_type_cluster(20 + rng.below(60), 20 + rng.below(44), 1 + rng.below(2));
+}
+json small_hetero_search() {
+  return {{"baselines", false}, {"top_k", 2}, {"recompute", {"none", "full"}},
+          {"optimizer_offload_fraction", {0}}, {"micro_batch_size", {1}}, {"ep", {1, 2}},
+          {"memory_margin_fraction", 0}};
+}
 
 // Prices from free to 4 USD per GPU-hour, billed by use or whole, on every group.
 void add_prices(Rng& rng, json& groups) {
@@ -244,18 +246,15 @@ TEST_CASE("hetero: cost, budget and Pareto front equal the brute force (100 inst
   Rng rng{20261205};
   int compared = 0, fronts_of_two = 0;
   for (int i = 0; i < 100; ++i) {
-    json model = testing::small_moe_model();
-    model["num_layers"] = 3 + rng.below(3);
-    json cluster = testing::two_type_cluster(20 + rng.below(60), 20 + rng.below(44), 1 + rng.below(2));
+    const json model = small_hetero_model(rng);
+    json cluster = small_hetero_cluster(rng);
     if (rng.below(3) == 0) {
       cluster["groups"].push_back({{"gpu", {{"preset", "h20"}, {"memory_gib", 40 + rng.below(50)}}},
                                    {"nodes", 1},
                                    {"gpus_per_node", 1 + rng.below(2)}});
     }
     add_prices(rng, cluster["groups"]);
-    json search = {{"baselines", false}, {"top_k", 2}, {"recompute", {"none", "full"}},
-                   {"optimizer_offload_fraction", {0}}, {"micro_batch_size", {1}}, {"ep", {1, 2}},
-                   {"memory_margin_fraction", 0}};
+    json search = small_hetero_search();
     const Scenario base = testing::hetero_scenario(model, cluster, search);
     std::vector<std::pair<double, double>> seen;
     testing::hetero_brute_force(base, nullptr, &seen);
@@ -332,14 +331,12 @@ TEST_CASE("auto mode's front is the non-dominated union of both runtimes' fronts
   Rng rng{20261206};
   int compared = 0, mixed = 0;
   for (int i = 0; i < 40; ++i) {
-    json model = testing::small_moe_model();
-    model["num_layers"] = 3 + rng.below(3);
-    json cluster = testing::two_type_cluster(20 + rng.below(60), 20 + rng.below(44), 1 + rng.below(2));
+    const json model = small_hetero_model(rng);
+    json cluster = small_hetero_cluster(rng);
     cluster["groups"][1]["gpu"]["preset"] = rng.below(2) ? "h20" : "ascend-910b";  // one vendor or two
     add_prices(rng, cluster["groups"]);
-    json search = {{"baselines", false}, {"top_k", 2}, {"recompute", {"none", "full"}},
-                   {"optimizer_offload_fraction", {0}}, {"micro_batch_size", {1}}, {"ep", {1, 2}},
-                   {"memory_margin_fraction", 0}, {"objective", rng.below(2) ? "cost" : "time"}};
+    json search = small_hetero_search();
+    search["objective"] = rng.below(2) ? "cost" : "time";
     CAPTURE(cluster.dump());
     CAPTURE(search.dump());
     std::vector<BrutePoint> both;

@@ -2,18 +2,6 @@
 
 namespace hapmoe {
 
-double billed_rate_per_hour(const ClusterSpec& c, const std::vector<long long>& used) {
-  double rate = 0;
-  for (size_t g = 0; g < c.groups.size(); ++g) {
-    const NodeGroup& group = c.groups[g];
-    if (!group.price_per_gpu_hour) continue;
-    const double gpus = group.billed_all ? static_cast<double>(group.gpus())
-                                         : static_cast<double>(g < used.size() ? used[g] : 0);
-    rate += gpus * *group.price_per_gpu_hour;
-  }
-  return rate;
-}
-
 BilledRates::BilledRates(const ClusterSpec& c) : per_gpu_(c.groups.size(), 0) {
   for (size_t g = 0; g < c.groups.size(); ++g) {
     const NodeGroup& group = c.groups[g];
@@ -24,6 +12,13 @@ BilledRates::BilledRates(const ClusterSpec& c) : per_gpu_(c.groups.size(), 0) {
       per_gpu_[g] = *group.price_per_gpu_hour;
     }
   }
+}
+
+double billed_rate_per_hour(const ClusterSpec& c, const std::vector<long long>& used) {
+  const BilledRates rates(c);
+  double rate = rates.fixed();
+  for (size_t g = 0; g < used.size() && g < c.groups.size(); ++g) rate += rates.used(static_cast<int>(g), used[g]);
+  return rate;
 }
 
 double tokens_per_iteration(const TrainingSpec& t) {

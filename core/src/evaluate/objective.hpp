@@ -17,12 +17,12 @@ namespace hapmoe {
 // groups, every GPU of "all" groups (0 without prices).
 double billed_rate_per_hour(const ClusterSpec& c, const std::vector<long long>& used);
 
-// billed_rate_per_hour without a vector per call (the search asks it per entry): the rate of the
-// "all" groups once, and each "used" group's price per GPU.
+// The table behind billed_rate_per_hour, for the engines to ask per entry without a vector per
+// call: the rate of the "all" groups once, and each "used" group's price per GPU (0 for "all").
 class BilledRates {
  public:
   explicit BilledRates(const ClusterSpec& c);
-  // The fixed part plus `gpus` used of group g for each call of add(); start from fixed().
+  // A plan's rate is fixed() plus used(g, its GPUs of g) for every group g it uses.
   double fixed() const { return fixed_; }
   double used(int group, long long gpus) const { return per_gpu_[static_cast<size_t>(group)] * static_cast<double>(gpus); }
 

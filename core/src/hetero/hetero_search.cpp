@@ -218,11 +218,10 @@ class HeteroSearch {
     entry_work_ += static_cast<long long>(meshes.size()) * s_.model.num_layers / 64;
     e.bound_s = entry_bound_s(plan);
     if (s_.cluster.priced()) {
-      std::vector<long long> used(s_.cluster.groups.size(), 0);
+      e.rate = rates_.fixed();
       for (size_t k = 0; k < meshes.size(); ++k) {
-        used[orders_[o][k]] += static_cast<long long>(meshes[k].tp) * meshes[k].dp * meshes[k].pp;
+        e.rate += rates_.used(orders_[o][k], static_cast<long long>(meshes[k].tp) * meshes[k].dp * meshes[k].pp);
       }
-      e.rate = billed_rate_per_hour(s_.cluster, used);
     }
     entries_.push_back(std::move(e));
   }
@@ -380,6 +379,7 @@ class HeteroSearch {
   std::unordered_map<const StageCostModel*, GroupLayerTimes> layer_times_;
   std::unordered_map<const StageCostModel*, int> max_layers_;
   PlanSink top_;
+  BilledRates rates_{s_.cluster};
   double least_rate_ = 0;  // the least rate of any entry (0 without prices)
   SplitCounters counters_;
   std::vector<std::vector<int>> orders_;

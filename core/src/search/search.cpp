@@ -714,17 +714,15 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   // own is skipped, one over the budget too.
   const bool priced = s.cluster.priced();
   const BilledRates rates(s.cluster);
+  auto rate_of = [&](const SearchEntry& e) { return entry_rate(rates, space.shapes()[e.shape], builder.sets[e.set]); };
   double least_rate = 0;  // of the entries the objective admits (within the budget)
   if (priced) {
     least_rate = 1e300;
     for (const SearchEntry& e : entries.any_order()) {
-      const double rate = entry_rate(rates, space.shapes()[e.shape], builder.sets[e.set]);
+      const double rate = rate_of(e);
       if (objective_admits(s.search, rate)) least_rate = std::min(least_rate, rate);
     }
   }
-  auto admitted = [&](const SearchEntry& e) {
-    return !priced || objective_admits(s.search, entry_rate(rates, space.shapes()[e.shape], builder.sets[e.set]));
-  };
   auto threshold = [&]() { return top.threshold_s(least_rate); };
   SplitCounters counters;
   counters.max_work = budget.max_stage_costs;  // a push stops there too (one may take seconds)
@@ -751,7 +749,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   size_t guessed = 0;
   for (; guessed < entries.size() && guessed < kFirstGuesses && entries[guessed].bound_s < threshold(); ++guessed) {
     if (control.cancel && control.cancel->load()) break;
-    if (!admitted(entries[guessed])) continue;
+    if (priced && !objective_admits(s.search, rate_of(entries[guessed]))) continue;
     entry_search.run_first_guess(space.shapes()[entries[guessed].shape], builder.sets[entries[guessed].set]);
   }
   for (; done < entries.size(); ++done) {
@@ -761,23 +759,18 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
       break;
     }
     if (done % 64 == 0) report();
-    if (priced) {  // over the budget: skipped before the bound (no admitted rate bounds it)
-      const double rate = entry_rate(rates, space.shapes()[e.shape], builder.sets[e.set]);
-      if (!objective_admits(s.search, rate)) {
-        ++st.pruned["over_budget"];
-        continue;
-      }
+    const double rate = priced ? rate_of(e) : 0;
+    if (priced && !objective_admits(s.search, rate)) {  // skipped before the bound (no admitted rate bounds it)
+      ++st.pruned["over_budget"];
+      continue;
     }
     if (e.bound_s >= threshold()) {  // entries are sorted by bound: none after this can win
       st.pruned["entry_lower_bound"] += static_cast<long long>(entries.size() - done);
       break;
     }
-    if (priced) {
-      const double rate = entry_rate(rates, space.shapes()[e.shape], builder.sets[e.set]);
-      if (e.bound_s >= top.threshold_s(rate)) {
-        ++st.pruned["entry_lower_bound"];
-        continue;
-      }
+    if (priced && e.bound_s >= top.threshold_s(rate)) {
+      ++st.pruned["entry_lower_bound"];
+      continue;
     }
     if (!entry_search.run(space.shapes()[e.shape], builder.sets[e.set], done < guessed) || st.cancelled) break;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hapmoe/search.hpp"
+#include "search/plan_sink.hpp"
 #include "search/search_budget.hpp"
 
 namespace hapmoe {
@@ -28,18 +29,14 @@ SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
 }
 
 std::vector<PlanEvaluation> merge_fronts(std::vector<PlanEvaluation> a, std::vector<PlanEvaluation> b) {
-  for (PlanEvaluation& ev : b) a.push_back(std::move(ev));
-  auto cost = [](const PlanEvaluation& ev) { return ev.metrics.cost_per_hour * ev.metrics.iteration_time_s; };
-  // Fastest first (then cheapest); a plan is kept when it is cheaper than every faster one kept.
-  std::stable_sort(a.begin(), a.end(), [&](const PlanEvaluation& x, const PlanEvaluation& y) {
-    if (x.metrics.iteration_time_s != y.metrics.iteration_time_s) return x.metrics.iteration_time_s < y.metrics.iteration_time_s;
-    return cost(x) < cost(y);
-  });
-  std::vector<PlanEvaluation> front;
-  for (PlanEvaluation& ev : a) {
-    if (front.empty() || cost(ev) < cost(front.back())) front.push_back(std::move(ev));
+  ParetoFront front;  // the engines' own front: a's plans first, so a's is kept of two equal points
+  for (std::vector<PlanEvaluation>* v : {&a, &b}) {
+    for (PlanEvaluation& ev : *v) {
+      const double t = ev.metrics.iteration_time_s, rate = ev.metrics.cost_per_hour;
+      front.offer(t, rate, {}, std::move(ev));
+    }
   }
-  return front;
+  return front.take();
 }
 
 Baseline baseline_against(const PlanEvaluation& ev, double best_s) {

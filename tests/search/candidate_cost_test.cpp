@@ -236,3 +236,36 @@ TEST_CASE("a cache with models_from shares the models of equal node groups, and 
   CHECK(mixed.get(m, 2)->cost(1, 0, 3, links, m).per_microbatch_s() !=
         search.get(m, 2)->cost(1, 0, 3, links, m).per_microbatch_s());
 }
+
+// Two groups, one stage each, 2 dense layers then 4 MoE layers (group A: 1 s and 4 s per layer,
+// group B: 2 s and 8 s), 10 micro-batches. By hand: the layers' least times sum to 18 s. All six
+// layers at their least time need C >= 6 / (1/1 + 1/2) = 4 s (fractional) or 4 s (A holds 4, B 2);
+// the four MoE layers alone need C >= 4 / (1/4 + 1/8) = 10.67 s, or 12 s in whole layers (A 3,
+// B 1). So T >= 18 + 9 x 10.67 = 114 s (fractional) and 18 + 9 x 12 = 126 s; the best split
+// (A: 2 dense + 3 MoE = 14 s, B: 1 MoE = 8 s) is 22 + 9 x 14 = 148 s, above both. Without the MoE
+// term the bound was 18 + 9 x 9 = 99 s.
+TEST_CASE("set_lower_bound_s bounds the MoE layers at their own time (dense layers cheaper)") {
+  GroupLayerTimes a, b;
+  a.layer_s = {1, 1, 4, 4, 4, 4};
+  a.min_layer_s = 1;
+  a.cheapest_sum_s = {0, 1, 2, 6, 10, 14, 18};
+  a.cheapest_moe_sum_s = {0, 4, 8, 12, 16};
+  b.layer_s = {2, 2, 8, 8, 8, 8};
+  b.min_layer_s = 2;
+  b.cheapest_sum_s = {0, 2, 4, 12, 20, 28, 36};
+  b.cheapest_moe_sum_s = {0, 8, 16, 24, 32};
+  const std::vector<const GroupLayerTimes*> times = {&a, &b};
+  const std::vector<int> stages = {1, 1};
+  CHECK(set_lower_bound_s(times, stages, 6, 10, 1, true) == doctest::Approx(18 + 9 * (4 / 0.375)));
+  CHECK(set_lower_bound_s(times, stages, 6, 10, 1, false) == doctest::Approx(18 + 9 * 12.0));
+  // A split's objective: A holds the dense layers and 3 MoE (14 s), B one MoE layer (8 s).
+  const double best = 14 + 8 + 9 * 14.0;
+  CHECK(set_lower_bound_s(times, stages, 6, 10, 1, false) <= best);
+  // All MoE (no dense layers): the MoE term is the all-layers term.
+  GroupLayerTimes c = a;
+  c.layer_s = {4, 4, 4, 4, 4, 4};
+  c.min_layer_s = 4;
+  c.cheapest_sum_s = {0, 4, 8, 12, 16, 20, 24};
+  c.cheapest_moe_sum_s = {0, 4, 8, 12, 16, 20, 24};
+  CHECK(set_lower_bound_s({&c}, {2}, 6, 10, 1, true) == doctest::Approx(24 + 9 * 12.0));
+}

@@ -60,6 +60,7 @@ const std::vector<RuleText>& rule_table() {
        {"search.budget_per_hour", "cluster.groups[].price_per_gpu_hour"}},
       {"order_bound", "Stage orders skipped: a lower bound shows they cannot beat the plans already kept.", {}},
       {"order_split_bound", "Stage orders skipped: a bound on their best layer split cannot beat the plans already kept.", {}},
+      {"order_reach_bound", "Skipped: in no order can their stages hold the layers within the stage time that beating the plans kept allows.", {}},
       {"split_lower_bound", "Partial layer splits cut: a lower bound shows they cannot beat the plans already kept.", {}},
       {"dominated_split", "Partial layer splits dropped: another one is at least as good in every term.", {}},
       {"dispatch_supported", "The token dispatcher must be one this model and GPU run.", {"training.moe_token_dispatcher_type"}},

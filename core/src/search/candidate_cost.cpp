@@ -301,36 +301,57 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
   }
   double max_c = std::max({floor_c, sum_c / pp, num_layers / capacity_per_s});
   for (const GroupLayerTimes* t : times) max_c = std::max(max_c, t->cheapest_sum_s[vpp]);
-  if (!fractional) {
-    // The least breakpoint C = n x min_layer_g at which the stages can hold all layers.
-    auto holds = [&](double c) {
-      double n = 0;
-      for (size_t g = 0; g < times.size(); ++g) {
-        double per_stage = layers_within(c, times[g]->min_layer_s, false);
-        if (max_layers) per_stage = std::min<double>(per_stage, (*max_layers)[g]);
-        n += stages[g] * per_stage;
-      }
-      return n >= num_layers;
-    };
-    double best = 1e300;
-    for (const GroupLayerTimes* t : times) {
-      // Smallest n with holds(n x min_layer): binary search on n in [1, hi], where hi is the
-      // largest n whose breakpoint is below the best so far (larger ones cannot lower it).
-      int lo = 1, hi = num_layers;
-      if (best < 1e300) {
-        const double m = t->min_layer_s;
-        hi = static_cast<int>(std::min<double>(num_layers, std::floor(best / m)));
-        while (hi >= 1 && hi * m >= best) --hi;
-        while (hi < num_layers && (hi + 1) * m < best) ++hi;
-        if (hi < 1) continue;
-      }
-      if (!holds(hi * t->min_layer_s)) continue;
-      while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (holds(mid * t->min_layer_s)) hi = mid; else lo = mid + 1;
-      }
-      best = std::min(best, lo * t->min_layer_s);
+  // The MoE layers alone, at their own least time (a model whose dense layers are cheaper, as
+  // DeepSeek-V3's first three, would otherwise be bounded at the dense layers' time).
+  const int num_moe = static_cast<int>(times.front()->cheapest_moe_sum_s.size()) - 1;
+  const bool mixed = num_moe > 0 && num_moe < num_layers;
+  std::vector<double> least_moe(times.size());
+  if (mixed) {
+    double moe_per_s = 0;
+    for (size_t g = 0; g < times.size(); ++g) {
+      least_moe[g] = times[g]->cheapest_moe_sum_s[1];
+      moe_per_s += stages[g] / least_moe[g];
     }
+    max_c = std::max(max_c, num_moe / moe_per_s);
+  }
+  if (!fractional) {
+    // The least breakpoint C = n x least_g at which the stages can hold all `count` layers of
+    // least time least_g per group (each stage at most max_layers).
+    auto least_holding = [&](int count, const std::vector<double>& least) {
+      auto holds = [&](double c) {
+        double n = 0;
+        for (size_t g = 0; g < times.size(); ++g) {
+          double per_stage = layers_within(c, least[g], false);
+          if (max_layers) per_stage = std::min<double>(per_stage, (*max_layers)[g]);
+          n += stages[g] * per_stage;
+        }
+        return n >= count;
+      };
+      double best = 1e300;
+      for (size_t g = 0; g < times.size(); ++g) {
+        // Smallest n with holds(n x least): binary search on n in [1, hi], where hi is the
+        // largest n whose breakpoint is below the best so far (larger ones cannot lower it).
+        const double m = least[g];
+        int lo = 1, hi = count;
+        if (best < 1e300) {
+          hi = static_cast<int>(std::min<double>(count, std::floor(best / m)));
+          while (hi >= 1 && hi * m >= best) --hi;
+          while (hi < count && (hi + 1) * m < best) ++hi;
+          if (hi < 1) continue;
+        }
+        if (!holds(hi * m)) continue;
+        while (lo < hi) {
+          const int mid = lo + (hi - lo) / 2;
+          if (holds(mid * m)) hi = mid; else lo = mid + 1;
+        }
+        best = std::min(best, lo * m);
+      }
+      return best;
+    };
+    std::vector<double> least(times.size());
+    for (size_t g = 0; g < times.size(); ++g) least[g] = times[g]->min_layer_s;
+    double best = least_holding(num_layers, least);
+    if (mixed) best = std::max(best < 1e300 ? best : 0.0, least_holding(num_moe, least_moe));
     if (best < 1e300) max_c = std::max(max_c, best);
   }
   const double v = vpp;

@@ -2,22 +2,30 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "hapmoe/schedule.hpp"
+#include "spec/stable_map.hpp"
 
 namespace hapmoe {
 
 namespace {
-struct Label {
-  double sum_c, max_c, max_tail;
-  int prev_layers;  // layers in the previous state (j of the predecessor)
-  int prev_label;   // index of the predecessor label
-};
 
-bool dominates(const Label& a, const Label& b) {
-  return a.sum_c <= b.sum_c && a.max_c <= b.max_c && a.max_tail <= b.max_tail;
-}
+// The objective is sum_c / v + coef x max c + max tail, and a completion adds to the sum and
+// raises each maximum to at most the completion's own. For every completion, a's plan is then at
+// most b's when the sum saved pays for what a's maxima exceed b's by (the completion at a's
+// maxima is the worst case):
+//   (a.sum - b.sum) / v + coef (a.max - b.max)+ + (a.tail - b.tail)+ <= 0.
+// This holds when a is at most b in every term (Pareto dominance) and is transitive.
+struct Dominance {
+  double inv_v = 1, coef = 0;
+  bool operator()(const SplitLabel& a, const SplitLabel& b) const {
+    if (a.sum_c <= b.sum_c && a.max_c <= b.max_c && a.max_tail <= b.max_tail) return true;
+    if (a.sum_c >= b.sum_c) return false;
+    return (a.sum_c - b.sum_c) * inv_v + coef * std::max(0.0, a.max_c - b.max_c) + std::max(0.0, a.max_tail - b.max_tail) <= 0;
+  }
+};
 
 // c's memory overflow, peak - capacity bytes (NaN when its peak is not a finite number): what a
 // StageCostMemo keeps of an unusable cost.
@@ -31,85 +39,83 @@ void note_shortfall_bytes(SplitCounters* k, double over) {
   if (k->min_shortfall_bytes < 0 || over < k->min_shortfall_bytes) k->min_shortfall_bytes = over;
 }
 
-}  // namespace
-
-struct IncrementalSplit::State {
-  Mesh mesh;
-  int pp = 0, L = 0, min_n = 1, depth = 0;
-  long long m = 1;
-  double last_extra = 0;                         // least last-stage extra
-  std::vector<double> suffix_min;                // [j]: sum of layer_min over layers j..L-1
-  std::vector<std::vector<Label>> states;        // (stage, layers) -> labels, flattened
-  StageCostMemo own_memo;                        // the stage's costs when push() is given no memo
-
-  std::vector<Label>& state(int i, int j) { return states[static_cast<size_t>(i) * (L + 1) + j]; }
-  const std::vector<Label>& state(int i, int j) const { return states[static_cast<size_t>(i) * (L + 1) + j]; }
-  // iteration_time_s(sum_c, max_c, tail, m, vpp) with its constants kept: (m - 1/v) is the same
-  // double every time, and for v a power of two sum_c / v == sum_c * (1 / v) exactly (both are
-  // the correctly rounded sum_c / v).
-  double v = 1, inv_v = 1, max_coef = 0;
-  bool v_pow2 = true;
-  void set_objective(long long microbatches, int vpp) {
-    v = vpp;
-    inv_v = 1 / v;
-    v_pow2 = vpp > 0 && (vpp & (vpp - 1)) == 0;
-    max_coef = static_cast<double>(microbatches) - 1 / v;
-  }
-  double objective(double sum_c, double max_c, double tail) const {
-    return (v_pow2 ? sum_c * inv_v : sum_c / v) + max_coef * max_c + tail;
-  }
-  // Lower bound on the objective of any completion of a label after `done` stages over j layers.
-  double bound(const Label& lab, int done, int j) const {
-    const int left = pp - done;
-    double max_c = lab.max_c, sum_c = lab.sum_c;
-    if (left > 0) {  // the stages to come hold layers j.. and the last stage's extras
-      max_c = std::max(max_c, (suffix_min[j] + last_extra) / left);
-      sum_c += suffix_min[j] + last_extra;
+// Adds `next` to `there` unless a label there dominates it, dropping those it dominates; false
+// when it is dropped. The labels of a state are an antichain, so one pass: a label that dominates
+// `next` comes before any that `next` dominates could have been dropped (it would dominate those
+// too); the survivors keep their order, as with remove_if.
+bool insert_label(std::vector<SplitLabel>& there, const SplitLabel& next, const Dominance& dominates,
+                  SplitCounters* k) {
+  const size_t before = there.size();
+  k->label_steps += static_cast<long long>(before);
+  size_t kept = 0;
+  for (size_t r = 0; r < before; ++r) {
+    const SplitLabel& o = there[r];
+    if (dominates(o, next)) {
+      ++k->dominated;
+      return false;
     }
-    return objective(sum_c, max_c, lab.max_tail);
+    if (!dominates(next, o)) {
+      if (kept != r) there[kept] = o;
+      ++kept;
+    }
   }
-};
-
-IncrementalSplit::IncrementalSplit() : st_(std::make_unique<State>()) {}
-IncrementalSplit::~IncrementalSplit() = default;
-
-void IncrementalSplit::reset(const Mesh& mesh, int num_layers, long long num_microbatches,
-                             const std::vector<double>& layer_min_s, double last_extra_min_s) {
-  State& s = *st_;
-  s.last_extra = last_extra_min_s;
-  s.mesh = mesh;
-  s.pp = mesh.pp;
-  s.L = num_layers;
-  s.m = num_microbatches;
-  s.min_n = std::max(1, mesh.vpp);  // each virtual chunk of a stage holds a layer
-  s.set_objective(num_microbatches, mesh.vpp);
-  s.depth = 0;
-  s.suffix_min.assign(num_layers + 1, 0.0);
-  for (int l = num_layers - 1; l >= 0; --l) s.suffix_min[l] = s.suffix_min[l + 1] + layer_min_s[l];
-  const size_t num_states = static_cast<size_t>(s.pp + 1) * (num_layers + 1);
-  if (s.states.size() < num_states) s.states.resize(num_states);
-  for (int j = 0; j <= num_layers; ++j) s.state(0, j).clear();
-  if (static_cast<long long>(s.pp) * s.min_n <= num_layers) s.state(0, 0).push_back({0, 0, 0, -1, -1});
+  there.resize(kept);
+  k->dominated += static_cast<long long>(before - kept);
+  there.push_back(next);
+  return true;
 }
 
-int IncrementalSplit::depth() const { return st_->depth; }
+}  // namespace
 
-void IncrementalSplit::pop() { --st_->depth; }
+void SplitPipeline::reset(const Mesh& mesh, int num_layers, long long num_microbatches,
+                          const std::vector<double>& layer_min_s, double last_extra_min_s) {
+  last_extra_ = last_extra_min_s;
+  mesh_ = mesh;
+  pp_ = mesh.pp;
+  L_ = num_layers;
+  min_n_ = std::max(1, mesh.vpp);  // each virtual chunk of a stage holds a layer
+  v_ = mesh.vpp;
+  inv_v_ = 1 / v_;
+  v_pow2_ = mesh.vpp > 0 && (mesh.vpp & (mesh.vpp - 1)) == 0;
+  max_coef_ = static_cast<double>(num_microbatches) - 1 / v_;
+  suffix_min_.assign(num_layers + 1, 0.0);
+  for (int l = num_layers - 1; l >= 0; --l) suffix_min_[l] = suffix_min_[l + 1] + layer_min_s[l];
+}
 
-bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links, double incumbent_s,
-                            SplitCounters* k, long long layers_after_max, const std::vector<double>* rest_floor,
-                            StageCostMemo* memo) {
-  State& s = *st_;
+double SplitPipeline::cap_s(double incumbent_s) const {
+  if (incumbent_s >= 1e300 || max_coef_ <= 0) return std::numeric_limits<double>::infinity();
+  const double sum = (suffix_min_.empty() ? 0.0 : suffix_min_[0]) + last_extra_;
+  return (incumbent_s - (v_pow2_ ? sum * inv_v_ : sum / v_)) / max_coef_;
+}
+
+void SplitPipeline::clear(SplitTable* t) const {
+  if (static_cast<int>(t->size()) < L_ + 1) t->resize(L_ + 1);
+  for (auto& labels : *t) labels.clear();
+}
+
+// Lower bound on the objective of any completion of a label after `done` stages over j layers.
+double SplitPipeline::bound(const SplitLabel& lab, int done, int j) const {
+  const int left = pp_ - done;
+  double max_c = lab.max_c, sum_c = lab.sum_c;
+  if (left > 0) {  // the stages to come hold layers j.. and the last stage's extras
+    max_c = std::max(max_c, (suffix_min_[j] + last_extra_) / left);
+    sum_c += suffix_min_[j] + last_extra_;
+  }
+  return objective(sum_c, max_c, lab.max_tail);
+}
+
+bool SplitPipeline::push(int i, const SplitTable& from, int from_id, SplitTable* to, const StageCostModel& model,
+                         const StageLinks& links, double incumbent_s, SplitCounters* k, long long layers_after_max,
+                         const std::vector<double>* rest_floor, StageCostMemo* memo) const {
   if (!memo) {
-    memo = &s.own_memo;
+    memo = &own_memo_;
     memo->clear();
   }
-  const int i = s.depth++;
-  const int L = s.L, min_n = s.min_n, stages_after = s.pp - i - 1;
-  for (int j = 0; j <= L; ++j) s.state(i + 1, j).clear();
+  const int L = L_, min_n = min_n_, stages_after = pp_ - i - 1;
+  const Dominance dominates{v_pow2_ ? inv_v_ : 1 / v_, max_coef_};
   bool any = false;
-  for (int j = i * min_n; j <= L - (s.pp - i) * min_n; ++j) {
-    const std::vector<Label>& here = s.state(i, j);
+  for (int j = i * min_n; j <= L - (pp_ - i) * min_n; ++j) {
+    const std::vector<SplitLabel>& here = from[j];
     if (here.empty()) continue;
     if (k->work() >= k->max_work) {  // the work budget is spent: no split through this push
       k->stopped = true;
@@ -129,8 +135,8 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
     StageCostMemo::Item* const costs = memo->row(j, max_n);
     int costed = 0;  // n = least_n .. least_n + costed - 1 are costed (and usable) in this state
     for (int li = 0; li < static_cast<int>(here.size()); ++li) {
-      const Label& lab = here[li];
-      if (s.bound(lab, i, j) >= incumbent_s) {
+      const SplitLabel& lab = here[li];
+      if (bound(lab, i, j) >= incumbent_s) {
         ++k->lower_bound;
         continue;
       }
@@ -142,7 +148,7 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
         ++k->label_steps;
         StageCostMemo::Item& c = costs[n];
         if (n - least_n >= costed) {
-          if (!memo->known(c)) memo->set(&c, model.cost(i, j, n, links, s.mesh));
+          if (!memo->known(c)) memo->set(&c, model.cost(i, j, n, links, mesh_));
           ++k->stage_costs;
           if (!c.usable) {  // a non-finite time (degenerate input) is infeasible
             fits_up_to = n;
@@ -153,10 +159,11 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
           ++costed;
         }
         const double c_mb = c.a, c_tail = c.b;
-        Label next{lab.sum_c + c_mb, std::max(lab.max_c, c_mb), std::max(lab.max_tail, c_tail), j, li};
+        const SplitLabel next{lab.sum_c + c_mb, std::max(lab.max_c, c_mb), std::max(lab.max_tail, c_tail), j, li,
+                              from_id, lab.prefix};
         // Non-decreasing in n (the stage only gets slower), so every larger n fails too.
-        const double rest = stages_after > 0 ? s.suffix_min[j + n] + s.last_extra : 0.0;
-        const double grows = s.objective(next.sum_c + rest, next.max_c, lab.max_tail);
+        const double rest = stages_after > 0 ? suffix_min_[j + n] + last_extra_ : 0.0;
+        const double grows = objective(next.sum_c + rest, next.max_c, lab.max_tail);
         if (grows >= incumbent_s) {
           k->lower_bound += max_n - n + 1;
           break;
@@ -167,56 +174,61 @@ bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links
         // Checked before the label's own bound: it cuts most (8 types: 5.0M of 11.7M steps), and
         // either cut counts the same.
         if (rest_floor && stages_after > 0 && (*rest_floor)[j + n] > next.max_c &&
-            s.objective(next.sum_c + rest, (*rest_floor)[j + n], lab.max_tail) >= incumbent_s) {
+            objective(next.sum_c + rest, (*rest_floor)[j + n], lab.max_tail) >= incumbent_s) {
           ++k->lower_bound;
           continue;
         }
-        if (s.bound(next, i + 1, j + n) >= incumbent_s) {
+        if (bound(next, i + 1, j + n) >= incumbent_s) {
           ++k->lower_bound;
           continue;
         }
-        // One pass: the labels of a state are an antichain, so a label that dominates `next`
-        // comes before any that `next` dominates could have been dropped (it would dominate
-        // those too); the survivors keep their order, as with remove_if.
-        std::vector<Label>& there = s.state(i + 1, j + n);
-        const size_t before = there.size();
-        k->label_steps += static_cast<long long>(before);
-        size_t kept = 0;
-        bool dominated = false;
-        for (size_t r = 0; r < before; ++r) {
-          const Label& o = there[r];
-          if (dominates(o, next)) {
-            dominated = true;
-            break;
-          }
-          if (!dominates(next, o)) {
-            if (kept != r) there[kept] = o;
-            ++kept;
-          }
-        }
-        if (dominated) {
-          ++k->dominated;
-          continue;
-        }
-        there.resize(kept);
-        k->dominated += static_cast<long long>(before - kept);
-        there.push_back(next);
-        any = true;
+        // The later stages' largest time is at least the floor, so the final max c is the same
+        // whether this label's max c is below the floor or at it: raised to it, labels that differ
+        // only below the floor dominate one another.
+        SplitLabel kept = next;
+        if (rest_floor && stages_after > 0) kept.max_c = std::max(kept.max_c, (*rest_floor)[j + n]);
+        any = insert_label((*to)[j + n], kept, dominates, k) || any;
       }
     }
   }
   return any;
 }
 
+IncrementalSplit::IncrementalSplit() = default;
+IncrementalSplit::~IncrementalSplit() = default;
+
+void IncrementalSplit::reset(const Mesh& mesh, int num_layers, long long num_microbatches,
+                             const std::vector<double>& layer_min_s, double last_extra_min_s) {
+  pipeline_.reset(mesh, num_layers, num_microbatches, layer_min_s, last_extra_min_s);
+  depth_ = 0;
+  if (tables_.size() < static_cast<size_t>(mesh.pp) + 1) tables_.resize(static_cast<size_t>(mesh.pp) + 1);
+  pipeline_.clear(&tables_[0]);
+  if (static_cast<long long>(mesh.pp) * std::max(1, mesh.vpp) <= num_layers) {
+    tables_[0][0].push_back({0, 0, 0, -1, -1, -1, 0});
+  }
+}
+
+int IncrementalSplit::depth() const { return depth_; }
+
+void IncrementalSplit::pop() { --depth_; }
+
+bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links, double incumbent_s,
+                            SplitCounters* k, long long layers_after_max, const std::vector<double>* rest_floor,
+                            StageCostMemo* memo) {
+  const int i = depth_++;
+  pipeline_.clear(&tables_[i + 1]);
+  return pipeline_.push(i, tables_[i], i, &tables_[i + 1], model, links, incumbent_s, k, layers_after_max, rest_floor,
+                        memo);
+}
+
 std::optional<SplitResult> IncrementalSplit::best(double incumbent_s) const {
-  const State& s = *st_;
-  if (s.depth != s.pp) return std::nullopt;
-  const std::vector<Label>& final_labels = s.state(s.pp, s.L);
+  const int pp = pipeline_.pp(), L = pipeline_.num_layers();
+  if (depth_ != pp) return std::nullopt;
+  const std::vector<SplitLabel>& final_labels = tables_[pp][L];
   int best = -1;
   double best_obj = incumbent_s;
   for (int li = 0; li < static_cast<int>(final_labels.size()); ++li) {
-    const Label& lab = final_labels[li];
-    const double obj = s.objective(lab.sum_c, lab.max_c, lab.max_tail);
+    const double obj = pipeline_.objective(final_labels[li]);
     if (obj < best_obj) {
       best_obj = obj;
       best = li;
@@ -225,10 +237,10 @@ std::optional<SplitResult> IncrementalSplit::best(double incumbent_s) const {
   if (best < 0) return std::nullopt;
   SplitResult r;
   r.objective_s = best_obj;
-  r.layers.assign(s.pp, 0);
-  int j = s.L, li = best;
-  for (int i = s.pp; i > 0; --i) {
-    const Label& lab = s.state(i, j)[li];
+  r.layers.assign(pp, 0);
+  int j = L, li = best;
+  for (int i = pp; i > 0; --i) {
+    const SplitLabel& lab = tables_[i][j][li];
     r.layers[i - 1] = j - lab.prev_layers;
     li = lab.prev_label;
     j = lab.prev_layers;
@@ -314,20 +326,42 @@ bool same_link(const std::optional<Link>& a, const std::optional<Link>& b) {
 
 void StageCostMemos::reset(int num_layers) {
   keys_.clear();
+  index_.clear();
   // A memo holds at most one item per layer range: (L + 1)(L + 2) / 2.
   const size_t per_memo = static_cast<size_t>(num_layers + 1) * (num_layers + 2) / 2;
   max_memos_ = std::max<size_t>(1, kMemoItemBudget / std::max<size_t>(per_memo, 1));
 }
 
+bool same_links(const StageLinks& a, const StageLinks& b) {
+  return same_link(a.prev, b.prev) && same_link(a.next, b.next);
+}
+
+uint64_t StageCostMemos::hash_of(int stage, const StageCostModel* model, const StageLinks& links) {
+  Fnv1a h;
+  h.add(static_cast<uint64_t>(stage));
+  h.add(reinterpret_cast<uintptr_t>(model));
+  for (const std::optional<Link>& l : {links.prev, links.next}) {
+    h.add(l.has_value());
+    if (!l) continue;
+    for (double x : {l->gbps, l->efficiency, l->latency_s}) {
+      uint64_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      h.add(bits);
+    }
+  }
+  return h.value();
+}
+
 StageCostMemo* StageCostMemos::get(int stage, const StageCostModel* model, const StageLinks& links) {
-  for (size_t m = 0; m < keys_.size(); ++m) {
-    const Key& key = keys_[m];
-    if (key.stage == stage && key.model == model && same_link(key.links.prev, links.prev) &&
-        same_link(key.links.next, links.next)) {
-      return &pool_[m];
+  const uint64_t h = hash_of(stage, model, links);
+  for (auto [it, end] = index_.equal_range(h); it != end; ++it) {
+    const Key& key = keys_[it->second];
+    if (key.stage == stage && key.model == model && same_links(key.links, links)) {
+      return &pool_[it->second];
     }
   }
   if (keys_.size() >= max_memos_) return nullptr;
+  index_.emplace(h, keys_.size());
   keys_.push_back({stage, model, links});
   if (pool_.size() < keys_.size()) pool_.emplace_back();
   StageCostMemo& memo = pool_[keys_.size() - 1];

@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "hapmoe/schedule.hpp"
@@ -66,6 +67,10 @@ class StageCostMemo {
   uint32_t stamp_ = 1;
 };
 
+// Whether two stages' links are the same (bit for bit: a stage's cost depends on nothing else of
+// them).
+bool same_links(const StageLinks& a, const StageLinks& b);
+
 // StageCostMemos of one mesh, by (position, model, links). Their number is bounded by their
 // memory (past it, get() returns nullptr: push() then uses a memo of its own). A memo stays in
 // place until the next reset().
@@ -81,9 +86,71 @@ class StageCostMemos {
     const StageCostModel* model;
     StageLinks links;
   };
+  static uint64_t hash_of(int stage, const StageCostModel* model, const StageLinks& links);
   std::vector<Key> keys_;            // of the memos in use, pool_[0..keys_.size())
   std::deque<StageCostMemo> pool_;   // kept across meshes with their buffers (and in place)
   size_t max_memos_ = 0;
+  // The memos by key hash (collisions compared in full): a walk over many orders, or the merged
+  // DP, holds hundreds of memos.
+  std::unordered_multimap<uint64_t, size_t> index_;
+};
+
+// A label of the layer-split DPs: (sum c, max c, max tail) of a partial split over its stages,
+// and where it came from.
+struct SplitLabel {
+  double sum_c, max_c, max_tail;
+  int prev_layers;  // j of its predecessor, in the table it was pushed from
+  int prev_label;   // the predecessor's index there
+  int prev_table;   // that table's id (the caller's; IncrementalSplit: its depth)
+  int prefix;       // the stage order it belongs to (order_dp.hpp; unused within one order)
+};
+// Labels per layer count j = 0..num_layers (layers on the stages pushed so far).
+using SplitTable = std::vector<std::vector<SplitLabel>>;
+
+// What every stage push of one pipeline shares (its stages, layers, micro-batches and the
+// bound's per-layer minima), and the push itself: from a table of labels after stage i to the
+// table after stage i + 1.
+class SplitPipeline {
+ public:
+  // See IncrementalSplit::reset.
+  void reset(const Mesh& mesh, int num_layers, long long num_microbatches, const std::vector<double>& layer_min_s,
+             double last_extra_min_s);
+  // Adds stage i on `model` with its links to every label of `from` (table id from_id) and puts
+  // the results into *to, which keeps what it holds (several pushes, of other stage orders too,
+  // may merge into one table). A label is kept unless another is at least as good for every
+  // completion (layer_split_dp.cpp: Dominance), whatever their orders: the best plan of the
+  // pipelines pushed into a table is kept. The other arguments are IncrementalSplit::push's.
+  // True when a label was added.
+  bool push(int i, const SplitTable& from, int from_id, SplitTable* to, const StageCostModel& model,
+            const StageLinks& links, double incumbent_s, SplitCounters* counters, long long layers_after_max,
+            const std::vector<double>* rest_floor, StageCostMemo* memo) const;
+  // The objective of a complete label.
+  double objective(const SplitLabel& lab) const { return objective(lab.sum_c, lab.max_c, lab.max_tail); }
+  // Lower bound on the objective of any completion of a label after `done` stages over j layers.
+  double bound(const SplitLabel& lab, int done, int j) const;
+  int pp() const { return pp_; }
+  int num_layers() const { return L_; }
+  int min_layers() const { return min_n_; }  // per stage (vpp)
+  // The largest per-micro-batch stage time a plan below incumbent_s can have (infinity when the
+  // incumbent is): T >= sum_c / v + (m - 1/v) max c, with sum_c at least every layer's least time.
+  double cap_s(double incumbent_s) const;
+  // An empty table for this pipeline (num_layers + 1 states), keeping t's buffers.
+  void clear(SplitTable* t) const;
+
+ private:
+  double objective(double sum_c, double max_c, double tail) const {
+    return (v_pow2_ ? sum_c * inv_v_ : sum_c / v_) + max_coef_ * max_c + tail;
+  }
+  Mesh mesh_;
+  int pp_ = 0, L_ = 0, min_n_ = 1;
+  double last_extra_ = 0;          // least last-stage extra
+  std::vector<double> suffix_min_;  // [j]: sum of layer_min over layers j..L-1
+  // iteration_time_s(sum_c, max_c, tail, m, vpp) with its constants kept: (m - 1/v) is the same
+  // double every time, and for v a power of two sum_c / v == sum_c * (1 / v) exactly (both are
+  // the correctly rounded sum_c / v).
+  double v_ = 1, inv_v_ = 1, max_coef_ = 0;
+  bool v_pow2_ = true;
+  mutable StageCostMemo own_memo_;  // the stage's costs when push() is given no memo
 };
 
 // The DP over the stages of one pipeline, pushed one stage at a time in pipeline order (and
@@ -117,8 +184,9 @@ class IncrementalSplit {
   std::optional<SplitResult> best(double incumbent_s) const;
 
  private:
-  struct State;
-  std::unique_ptr<State> st_;
+  SplitPipeline pipeline_;
+  std::vector<SplitTable> tables_;  // [depth]
+  int depth_ = 0;
 };
 
 struct SplitProblem {

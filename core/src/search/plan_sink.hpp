@@ -85,9 +85,10 @@ class PlanSink {
     }
   }
 
-  // The time a plan of an entry billing `rate` per hour must beat to be kept by either.
-  double threshold_s(double rate) const {
-    const double top = objective_admits(search_, rate) ? top_.threshold() / objective_weight(search_, rate) : 0;
+  // The time a plan of an entry billing `rate` per hour (offered with `tag`) must beat to be kept
+  // by either.
+  double threshold_s(double rate, long long tag = -1) const {
+    const double top = objective_admits(search_, rate) ? top_.threshold(tag) / objective_weight(search_, rate) : 0;
     if (!front_on_) return top;
     return std::max(top, objective_admits(search_, rate) ? front_.threshold_s(rate) : 0);
   }

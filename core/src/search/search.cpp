@@ -17,6 +17,7 @@
 #include "search/candidate_space.hpp"
 #include "search/diagnosis.hpp"
 #include "search/layer_split_dp.hpp"
+#include "search/order_dp.hpp"
 #include "search/search_budget.hpp"
 #include "search/plan_sink.hpp"
 #include "search/top_plans.hpp"
@@ -285,6 +286,11 @@ struct EntryBuilder : SearchContext {
   }
 };
 
+// Label cells (nodes x layer counts) the merged DP of an entry may hold; beyond (many distinct
+// GPU groups in one set) its orders are walked one by one.
+constexpr long long kMaxMergedCells = 1LL << 22;
+// The merged DP of an entry first looks for plans within this share above the entry's bound.
+constexpr double kGuessOver = 0.02;
 // Entries whose first-guess order is split before the full walk.
 constexpr size_t kFirstGuesses = 64;
 
@@ -309,8 +315,11 @@ class EntrySearch {
 
   // Splits one order of the entry: the groups by descending free memory per stage (early
   // stages keep more micro-batches in flight), then speed. Seeds the incumbent cheaply.
-  void run_first_guess(const MeshShape& shape, const GroupSet& set) {
-    if (begin(shape, set) && s_.search.layer_split.empty()) leaf(first_guess_order(shape));
+  // tag: the entry's (the sink keeps one plan per tag).
+  void run_first_guess(const MeshShape& shape, const GroupSet& set, long long tag) {
+    tag_ = tag;
+    if (!begin(shape, set) || !s_.search.layer_split.empty()) return;
+    leaf(first_guess_order(shape));
   }
 
   // Adds the entries and orders its bounds cut to *pruned (counted by rule name here, not looked
@@ -324,12 +333,28 @@ class EntrySearch {
 
   // Explores the entry (skipping its first-guess order when that was split already); false when
   // the budget ended the search.
-  bool run(const MeshShape& shape, const GroupSet& set, bool guessed) {
+  // bound_s: a lower bound on the entry's plans (its position bound).
+  bool run(const MeshShape& shape, const GroupSet& set, bool guessed, long long tag, double bound_s = 0) {
+    tag_ = tag;
     if (!begin(shape, set)) return !spent_;
     const std::vector<int>& fixed = s_.search.layer_split;
     if (!fixed.empty() && *std::min_element(fixed.begin(), fixed.end()) < std::max(1, mesh_.vpp)) {
       pruned_.count("stage_layers_at_least_vpp");
       return true;
+    }
+    if (fixed.empty() && merge_orders(shape)) {
+      // The DP is fast under a tight cap: it first looks for plans below a time a little above
+      // the entry's bound, then a larger one, until one is found (the entry's best: a better plan
+      // would be below that time too) or the time reaches what the entry must beat anyway.
+      for (double over = kGuessOver; bound_s * (1 + over) < threshold_s(); over *= 2) {
+        guess_s_ = bound_s * (1 + over);
+        const bool found = run_merged(shape), ran_out = spent_;
+        guess_s_ = 1e300;
+        if (ran_out) return false;
+        if (found) return true;
+      }
+      run_merged(shape);
+      return !spent_;
     }
     const std::vector<int> skip = guessed && fixed.empty() ? first_guess_order(shape) : std::vector<int>{};
     depths_.clear();
@@ -341,6 +366,92 @@ class EntrySearch {
   }
 
  private:
+  // The set's classes of identical groups (OrderDp::Class), in class order.
+  std::vector<OrderDp::Class> set_classes(const MeshShape& shape) const {
+    const std::vector<int>& class_of = c_.space.group_class();
+    std::vector<int> ids;  // class ids in the set, ascending
+    for (int g : set_->groups) ids.push_back(class_of[g]);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::vector<OrderDp::Class> classes(ids.size());
+    for (int g : set_->groups) {  // ascending: the lowest-index groups of a class come first
+      OrderDp::Class& c = classes[std::lower_bound(ids.begin(), ids.end(), class_of[g]) - ids.begin()];
+      c.groups.push_back(g);
+      c.stages = shape.stages_per_group()[g];
+    }
+    return classes;
+  }
+
+  // Whether the entry's orders are searched by OrderDp rather than one by one: unless its sets
+  // of groups placed are too many to hold a table each.
+  bool merge_orders(const MeshShape& shape) const {
+    return OrderDp::node_count(set_classes(shape)) * (s_.model.num_layers + 1) <= kMaxMergedCells;
+  }
+
+  // Every order of the entry by OrderDp; true when it offered a plan.
+  bool run_merged(const MeshShape& shape) {
+    const std::vector<OrderDp::Class> classes = set_classes(shape);
+    const int L = s_.model.num_layers;
+    pipeline_.reset(mesh_, L, m_, cheapest_layer_times(models_, L), cheapest_last_extra_s(models_));
+    OrderDp::Calls calls;
+    calls.push = [&](int stage, int group, const StageLinks& links, const std::vector<std::vector<int>>& later,
+                     int min_reach, const SplitTable& from, int from_id, SplitTable* to) {
+      ++work_;  // one order bound's worth per push
+      if (over_budget()) return false;
+      if (++leaves_ % 256 == 0 && tick_) tick_();  // progress (and cancel) inside long searches
+      for (size_t p = static_cast<size_t>(stage) + 1; p < later.size(); ++p) {
+        options_[p].clear();
+        for (int g : later[p]) options_[p].push_back(index_of(g));
+      }
+      const LaterStages& rest = later_stages(stage + 1);
+      const StageCostModel* model = models_[index_of(group)];
+      const long long after_max = std::min<long long>(rest.layers_fit, L - min_reach);
+      return pipeline_.push(stage, from, from_id, to, *model, links, threshold_s(), &counters_, after_max,
+                            &rest.rest_floor, memos_.get(stage, model, links));
+    };
+    // The backward pass asks for one stage's costs several times in a row: its memo is kept.
+    struct Last {
+      int stage = -1, group = -1;
+      StageLinks links;
+      StageCostMemo* memo = nullptr;
+    } last;
+    calls.time = [&](int stage, int group, const StageLinks& links, int j, int n) {
+      const StageCostModel* model = models_[index_of(group)];
+      if (stage != last.stage || group != last.group || !same_links(links, last.links)) {
+        last = {stage, group, links, memos_.get(stage, model, links)};
+      }
+      StageCostMemo* memo = last.memo;
+      StageCostMemo::Item one;
+      StageCostMemo::Item& c = memo ? memo->row(j, n)[n] : one;
+      if (!memo || !memo->known(c)) {
+        StageCostMemo& m = memo ? *memo : scratch_memo_;
+        m.set(&c, model->cost(stage, j, n, links, mesh_));
+        ++counters_.stage_costs;
+      }
+      return c.usable ? c.a : std::numeric_limits<double>::infinity();
+    };
+    calls.link = [&](int a, long long la, int b, long long lb) {
+      return stage_link(s_.cluster, mesh_.stage_gpus(), a, la, b, lb);
+    };
+    calls.stopped = [&] { return spent_ || counters_.stopped || st_.cancelled || over_budget(); };
+    calls.incumbent_s = [&] { return threshold_s(); };
+    calls.offer = [&](const std::vector<int>& stage_groups, const std::vector<int>& layers, double objective_s) {
+      ++st_.evaluated;
+      const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
+      PlanSpec plan = plan_of(mesh_, s_.cluster, stage_groups, layers);
+      top_.offer(objective_s, rate_, plan_key(plan), evaluate_split_problem(s_, p, plan), tag_);
+    };
+    bool offered = false;
+    const OrderDp::OfferFn offer = calls.offer;
+    calls.offer = [&](const std::vector<int>& g, const std::vector<int>& l, double t) {
+      offered = true;
+      offer(g, l, t);
+    };
+    order_dp_.run(classes, pipeline_, calls, pipeline_.cap_s(threshold_s()));
+    if (order_dp_.last_infeasible()) pruned_.count("order_reach_bound");
+    return offered;
+  }
+
   std::vector<int> first_guess_order(const MeshShape& shape) const {
     std::vector<int> order = set_->groups;
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
@@ -353,6 +464,26 @@ class EntrySearch {
     for (int g : order) stage_groups.insert(stage_groups.end(), shape.stages_per_group()[g], g);
     return stage_groups;
   }
+
+ public:
+  // Mesh and position bound of an entry: the bound (1e300 when nothing of the entry fits), or
+  // a value at or above the threshold when the entry cannot beat it (counted by rule then).
+  // Prepares what begin() does but the DP.
+  double bound_of(const MeshShape& shape, const GroupSet& set) {
+    if (over_budget()) return 1e300;
+    set_ = &set;
+    shape_ = &shape;
+    rate_ = entry_rate(rates_, shape, set);
+    c_.space.complete_mesh(shape, set, &mesh_, &rule_);
+    m_ = num_microbatches(s_.training, mesh_);
+    double value = 0;
+    prepared_ = prepare_bounds(shape, &value);
+    set_ = nullptr;  // begin() prepares again
+    shape_ = nullptr;
+    return prepared_ ? value : std::max(value, threshold_s());
+  }
+
+ private:
 
   // Mesh, bounds and DP of the entry; false when the entry's own bounds cut it.
   bool begin(const MeshShape& shape, const GroupSet& set) {
@@ -375,7 +506,8 @@ class EntrySearch {
   }
 
   // Cost models and bound terms of the set's groups; false when the entry's own bounds cut it.
-  bool prepare_bounds(const MeshShape& shape) {
+  // value (optional): set to the entry's position bound when it is not cut.
+  bool prepare_bounds(const MeshShape& shape, double* value = nullptr) {
     // An entry's bounds cost about an order's bound checks (counted: 2M entries cut here took
     // seconds), and the bound terms of many meshes memory (1,000 offload fractions: 920 MB), so
     // they are kept for kMaxBoundTerms keys at most (terms_ is refilled below). The position
@@ -423,8 +555,13 @@ class EntrySearch {
     for (std::vector<int>& o : options_) o = any;  // keeps each position's buffer
     // Against an incumbent, whether the position bound reaches it is one capacity evaluation
     // (the bound's value needs a bisection); without one, only an infeasible entry is cut.
-    const bool cut = threshold < 1e300 ? positions_->reaches(options_, threshold, 0)
-                                       : positions_->lower_bound_s(options_, 0) >= 1e300;
+    bool cut = false;
+    if (threshold < 1e300) cut = positions_->reaches(options_, threshold, 0);
+    if (!cut && (value || threshold >= 1e300)) {
+      const double bound = positions_->lower_bound_s(options_, 0);
+      cut = bound >= std::min(threshold, 1e300);
+      if (value) *value = bound;
+    }
     if (cut) {
       pruned_.count(threshold < 1e300 ? "bottleneck_bound" : "stage_memory_bound");
       return false;
@@ -568,7 +705,7 @@ class EntrySearch {
     if (split) {
       const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
       PlanSpec plan = plan_of(mesh_, s_.cluster, stage_groups, split->layers);
-      top_.offer(split->objective_s, rate_, plan_key(plan), evaluate_split_problem(s_, p, plan));
+      top_.offer(split->objective_s, rate_, plan_key(plan), evaluate_split_problem(s_, p, plan), tag_);
     }
     return true;
   }
@@ -583,7 +720,9 @@ class EntrySearch {
   BilledRates rates_{c_.s.cluster};
   double rate_ = 0;  // USD per hour the entry's plans bill (entry_rate)
   // What a plan of the entry must beat (PlanSink::threshold_s at its rate).
-  double threshold_s() const { return top_.threshold_s(rate_); }
+  double threshold_s() const { return std::min(top_.threshold_s(rate_, tag_), guess_s_); }
+  double guess_s_ = 1e300;  // run(): the time the merged DP looks for plans below
+  long long tag_ = -1;  // the entry's: the sink keeps its best plan only
   RuleTally pruned_;
   long long leaves_ = 0;
   const GroupSet* set_ = nullptr;
@@ -627,6 +766,10 @@ class EntrySearch {
   size_t later_count_ = 0;
   std::vector<int> later_key_;
   StageCostMemos memos_;                    // the entry's stage costs, shared by its orders
+  SplitPipeline pipeline_;                  // run_merged's
+  StageCostMemo scratch_memo_;              // its costs when memos_ has no room
+
+  OrderDp order_dp_;
   std::vector<StageLinks> links_;           // push_until() scratch
   std::vector<long long> links_seen_;
 };
@@ -727,12 +870,12 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   SplitCounters counters;
   counters.max_work = budget.max_stage_costs;  // a push stops there too (one may take seconds)
   IncrementalSplit dp;
-  size_t done = 0;
+  size_t next = 0;  // the first entry (in build-bound order) without its position bound
   const EntrySearch* searching = nullptr;
   double last_progress = kBuildShare;
   auto report = [&]() {
     if (!control.progress) return;
-    double f = static_cast<double>(done) / std::max<size_t>(1, entries.size());
+    double f = static_cast<double>(next) / std::max<size_t>(1, entries.size());
     if (searching) f = std::max(f, static_cast<double>(searching->orders_used()) / std::max(1LL, budget.max_orders));
     f = std::max(f, static_cast<double>(counters.work()) / std::max(1LL, budget.max_stage_costs));
     last_progress = std::max(last_progress, kBuildShare + (1 - kBuildShare) * std::min(1.0, f));
@@ -750,31 +893,71 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   for (; guessed < entries.size() && guessed < kFirstGuesses && entries[guessed].bound_s < threshold(); ++guessed) {
     if (control.cancel && control.cancel->load()) break;
     if (priced && !objective_admits(s.search, rate_of(entries[guessed]))) continue;
-    entry_search.run_first_guess(space.shapes()[entries[guessed].shape], builder.sets[entries[guessed].set]);
+    entry_search.run_first_guess(space.shapes()[entries[guessed].shape], builder.sets[entries[guessed].set],
+                                 static_cast<long long>(guessed));
   }
-  for (; done < entries.size(); ++done) {
-    const SearchEntry& e = entries[done];
+  // Entries are searched in order of their position bound (EntrySearch::bound_of), which is far
+  // tighter than the build's: computed for the entries in build-bound order as long as the
+  // build's bound of the next is below the least position bound known, so the entry searched is
+  // always one of least position bound (a best-first search on the tighter bound).
+  struct Ready {
+    double bound;
+    size_t index;
+  };
+  const auto later = [](const Ready& a, const Ready& b) { return a.bound != b.bound ? a.bound > b.bound : a.index > b.index; };
+  std::vector<Ready> ready;  // a min-heap
+  long long rounds = 0;
+  auto entry_rate_of = [&](size_t i) { return priced ? rate_of(entries[i]) : 0.0; };
+  while (!st.cancelled && !entry_search.spent()) {
     if (control.cancel && control.cancel->load()) {
       st.cancelled = true;
       break;
     }
-    if (done % 64 == 0) report();
-    const double rate = priced ? rate_of(e) : 0;
-    if (priced && !objective_admits(s.search, rate)) {  // skipped before the bound (no admitted rate bounds it)
-      ++st.pruned["over_budget"];
+    if (++rounds % 64 == 0) report();
+    while (next < entries.size() && (ready.empty() || entries[next].bound_s < ready.front().bound)) {
+      const SearchEntry& e = entries[next];
+      const double rate = entry_rate_of(next);
+      if (priced && !objective_admits(s.search, rate)) {  // skipped before the bound (no admitted rate bounds it)
+        ++st.pruned["over_budget"];
+        ++next;
+        continue;
+      }
+      if (e.bound_s >= threshold()) {  // entries are sorted by bound: none after this can win
+        st.pruned["entry_lower_bound"] += static_cast<long long>(entries.size() - next);
+        next = entries.size();
+        break;
+      }
+      if (priced && e.bound_s >= top.threshold_s(rate)) {
+        ++st.pruned["entry_lower_bound"];
+      } else {
+        const double bound = entry_search.bound_of(space.shapes()[e.shape], builder.sets[e.set]);
+        if (entry_search.spent()) break;
+        if (bound < top.threshold_s(rate)) {
+          ready.push_back({bound, next});
+          std::push_heap(ready.begin(), ready.end(), later);
+        }
+      }
+      ++next;
+    }
+    if (ready.empty() || entry_search.spent()) break;
+    std::pop_heap(ready.begin(), ready.end(), later);
+    const Ready r = ready.back();
+    ready.pop_back();
+    if (r.bound >= top.threshold_s(entry_rate_of(r.index))) {
+      ++st.pruned["bottleneck_bound"];
       continue;
     }
-    if (e.bound_s >= threshold()) {  // entries are sorted by bound: none after this can win
-      st.pruned["entry_lower_bound"] += static_cast<long long>(entries.size() - done);
+    const SearchEntry& e = entries[r.index];
+    if (!entry_search.run(space.shapes()[e.shape], builder.sets[e.set], r.index < guessed,
+                          static_cast<long long>(r.index), r.bound) ||
+        st.cancelled) {
       break;
     }
-    if (priced && e.bound_s >= top.threshold_s(rate)) {
-      ++st.pruned["entry_lower_bound"];
-      continue;
-    }
-    if (!entry_search.run(space.shapes()[e.shape], builder.sets[e.set], done < guessed) || st.cancelled) break;
   }
-  if (entry_search.spent()) st.entries_unsearched = entries_below(entries, done, threshold());
+  if (entry_search.spent()) {
+    st.entries_unsearched = entries_below(entries, next, threshold());
+    for (const Ready& r : ready) st.entries_unsearched += r.bound < threshold();
+  }
   if (control.progress) control.progress(1.0, st.evaluated);
   entry_search.add_counts_to(&st.pruned);
   st.work = {space.combinations(), static_cast<long long>(space.shapes().size()), builder.walked,

@@ -29,6 +29,15 @@ class TopPlans {
 
   // What a plan must beat to be kept.
   double threshold() const { return best_.size() < k_ ? prune_above_ : best_.back().objective; }
+  // What a plan from `tag` must beat to be kept: the kept plan of that tag, if any.
+  double threshold(long long tag) const {
+    if (tag >= 0) {
+      for (const Ranked& b : best_) {
+        if (b.tag == tag) return b.objective;
+      }
+    }
+    return threshold();
+  }
 
   void offer(double objective, std::string key, PlanEvaluation ev, long long tag = -1) {
     for (size_t i = 0; i < best_.size(); ++i) {

@@ -31,6 +31,21 @@ Link with_pieces(Link l, double pieces) {
 }
 }  // namespace
 
+Link hetero_group_link(const NodeGroup& g, long long first_rank_a, long long last_rank_b) {
+  // Both stages' ranks on one node: the scale-up link; else the group's scale-out link.
+  return first_rank_a / g.gpus_per_node == last_rank_b / g.gpus_per_node ? scale_up_link(g) : scale_out_link(g);
+}
+
+StageLinks hetero_mesh_boundary(const ClusterSpec& c, int ga, const HeteroMeshShape& a, int gb,
+                                const HeteroMeshShape& b) {
+  const Link l = inter_group_link(c, ga, gb);
+  const int sa = seq_shards(a.tp, a.cp, b.tp), sb = seq_shards(b.tp, b.cp, a.tp);
+  StageLinks out;
+  out.next = with_pieces(l, reshard_pieces_per_rank(sa, sb) * reshard_pieces_per_rank(a.dp, b.dp));
+  out.prev = with_pieces(l, reshard_pieces_per_rank(sb, sa) * reshard_pieces_per_rank(b.dp, a.dp));
+  return out;
+}
+
 std::vector<StageLinks> hetero_stage_links(const ClusterSpec& c, const PlanSpec& p) {
   const int n = static_cast<int>(p.stages.size());
   std::vector<StageLinks> links(n);
@@ -43,23 +58,18 @@ std::vector<StageLinks> hetero_stage_links(const ClusterSpec& c, const PlanSpec&
   }
   for (int i = 0; i + 1 < n; ++i) {
     const int ga = p.stages[i].group, gb = p.stages[i + 1].group;
-    Link l;
+    const HeteroMeshShape a{stage_tp(p, i), stage_cp(p, i), stage_dp(p, i)};
+    const HeteroMeshShape b{stage_tp(p, i + 1), stage_cp(p, i + 1), stage_dp(p, i + 1)};
     if (ga != gb) {
-      l = inter_group_link(c, ga, gb);
-    } else {
-      // Both stages' ranks on one node: the scale-up link; else the group's scale-out link.
-      const NodeGroup& g = c.groups[ga];
-      const long long last_rank_b = used_after(first_rank, p, i + 1) - 1;
-      l = first_rank[i] / g.gpus_per_node == last_rank_b / g.gpus_per_node ? scale_up_link(g)
-                                                                           : scale_out_link(g);
+      const StageLinks l = hetero_mesh_boundary(c, ga, a, gb, b);
+      links[i].next = l.next;
+      links[i + 1].prev = l.prev;
+      continue;
     }
-    const int ta = stage_tp(p, i), tb = stage_tp(p, i + 1);
-    const int sa = seq_shards(ta, stage_cp(p, i), tb), sb = seq_shards(tb, stage_cp(p, i + 1), ta);
-    const int da = stage_dp(p, i), db = stage_dp(p, i + 1);
-    links[i].next =
-        with_pieces(l, reshard_pieces_per_rank(sa, sb) * reshard_pieces_per_rank(da, db));
-    links[i + 1].prev =
-        with_pieces(l, reshard_pieces_per_rank(sb, sa) * reshard_pieces_per_rank(db, da));
+    const Link l = hetero_group_link(c.groups[ga], first_rank[i], used_after(first_rank, p, i + 1) - 1);
+    const int sa = seq_shards(a.tp, a.cp, b.tp), sb = seq_shards(b.tp, b.cp, a.tp);
+    links[i].next = with_pieces(l, reshard_pieces_per_rank(sa, sb) * reshard_pieces_per_rank(a.dp, b.dp));
+    links[i + 1].prev = with_pieces(l, reshard_pieces_per_rank(sb, sa) * reshard_pieces_per_rank(b.dp, a.dp));
   }
   return links;
 }

@@ -25,6 +25,18 @@ double reshard_pieces_per_rank(int from_shards, int to_shards);
 // TP/DP meet, each side's latency is paid once per reshard piece.
 std::vector<StageLinks> hetero_stage_links(const ClusterSpec& c, const PlanSpec& p);
 
+// What the links between two meshes depend on besides their groups.
+struct HeteroMeshShape {
+  int tp = 1, cp = 1, dp = 1;
+};
+// The links where a mesh on group ga (its last stage: `next`) meets the next on group gb != ga
+// (its first stage: `prev`): the inter-group link, each side's latency paid once per reshard piece.
+StageLinks hetero_mesh_boundary(const ClusterSpec& c, int ga, const HeteroMeshShape& a, int gb,
+                                const HeteroMeshShape& b);
+// The link between two stages of one group whose ranks start at first_rank_a and end at
+// last_rank_b: the scale-up link when both are on one node, else the scale-out link.
+Link hetero_group_link(const NodeGroup& g, long long first_rank_a, long long last_rank_b);
+
 // Hetero plans use the one stage-model cache (candidate_cost.hpp), keyed by every mesh field a
 // stage's cost depends on.
 using HeteroModelCache = StageModelCache;

@@ -101,6 +101,35 @@ bool hetero_group_orders(const Scenario& s, size_t max_orders, std::vector<std::
   return true;
 }
 
+PlanSpec hetero_plan_of(const Scenario& s, const std::vector<int>& order, const std::vector<HeteroShape>& meshes,
+                        int mbs, const std::vector<int>& layers, const std::vector<Recompute>& recompute,
+                        double offload) {
+  PlanSpec p;
+  p.optimizer_offload_fraction = offload;
+  p.micro_batch_size = mbs;
+  p.vpp = 1;
+  if (s.training.moe_token_dispatcher_type == Dispatcher::kAllgather) p.dispatch = Dispatch::kAllgather;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const HeteroShape& h = meshes[k];
+    for (int j = 0; j < h.pp; ++j) {
+      StagePlan st;
+      st.group = order[k];
+      st.gpu = s.cluster.groups[order[k]].gpu.id;
+      st.tp = h.tp, st.cp = 1, st.dp = h.dp, st.ep = h.ep, st.etp = h.etp;
+      p.stages.push_back(st);
+    }
+  }
+  p.pp = static_cast<int>(p.stages.size());
+  for (int i = 0; i < p.pp; ++i) {
+    p.stages[i].layers = layers[i];
+    p.stages[i].recompute = recompute[i];
+  }
+  const StagePlan& first = p.stages.front();
+  p.tp = first.tp, p.cp = 1, p.dp = first.dp, p.ep = first.ep, p.etp = first.etp;
+  p.sequence_parallel = p.tp > 1;
+  return p;
+}
+
 std::vector<std::vector<Recompute>> hetero_recompute_sets(const Scenario& s) {
   // The same choices as the upstream search (default_recompute_choices: none, the model's
   // --recompute-modules sets, full): FlagScale's pinned Megatron-LM (8479eb35, 2025-09-19) has

@@ -31,6 +31,13 @@ std::vector<HeteroShape> hetero_group_shapes(const Scenario& s, int group, long 
 // most max_orders orders; false when that cut the list.
 bool hetero_group_orders(const Scenario& s, size_t max_orders, std::vector<std::vector<int>>& out);
 
+// The plan of group order `order` with meshes[k] on order[k], mesh 0's micro-batch mbs, and per
+// stage its layers and recompute; every mesh's optimizer offload fraction `offload`. FlagScale's
+// Megatron-LM: the alltoall or allgather dispatcher, no CUDA graphs (hetero_rules.hpp).
+PlanSpec hetero_plan_of(const Scenario& s, const std::vector<int>& order, const std::vector<HeteroShape>& meshes,
+                        int mbs, const std::vector<int>& layers, const std::vector<Recompute>& recompute,
+                        double offload);
+
 // The recompute choices the DP is given per stage: "none"/"full" (chosen per stage) and, as a
 // separate run, "selective" on every stage (within search.recompute).
 std::vector<std::vector<Recompute>> hetero_recompute_sets(const Scenario& s);

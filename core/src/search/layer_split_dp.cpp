@@ -12,21 +12,6 @@ namespace hapmoe {
 
 namespace {
 
-// The objective is sum_c / v + coef x max c + max tail, and a completion adds to the sum and
-// raises each maximum to at most the completion's own. For every completion, a's plan is then at
-// most b's when the sum saved pays for what a's maxima exceed b's by (the completion at a's
-// maxima is the worst case):
-//   (a.sum - b.sum) / v + coef (a.max - b.max)+ + (a.tail - b.tail)+ <= 0.
-// This holds when a is at most b in every term (Pareto dominance) and is transitive.
-struct Dominance {
-  double inv_v = 1, coef = 0;
-  bool operator()(const SplitLabel& a, const SplitLabel& b) const {
-    if (a.sum_c <= b.sum_c && a.max_c <= b.max_c && a.max_tail <= b.max_tail) return true;
-    if (a.sum_c >= b.sum_c) return false;
-    return (a.sum_c - b.sum_c) * inv_v + coef * std::max(0.0, a.max_c - b.max_c) + std::max(0.0, a.max_tail - b.max_tail) <= 0;
-  }
-};
-
 // c's memory overflow, peak - capacity bytes (NaN when its peak is not a finite number): what a
 // StageCostMemo keeps of an unusable cost.
 double stage_shortfall_bytes(const StageCost& c) {
@@ -39,11 +24,11 @@ void note_shortfall_bytes(SplitCounters* k, double over) {
   if (k->min_shortfall_bytes < 0 || over < k->min_shortfall_bytes) k->min_shortfall_bytes = over;
 }
 
-// Adds `next` to `there` unless a label there dominates it, dropping those it dominates; false
-// when it is dropped. The labels of a state are an antichain, so one pass: a label that dominates
-// `next` comes before any that `next` dominates could have been dropped (it would dominate those
-// too); the survivors keep their order, as with remove_if.
-bool insert_label(std::vector<SplitLabel>& there, const SplitLabel& next, const Dominance& dominates,
+}  // namespace
+
+// One pass: a label that dominates `next` comes before any that `next` dominates could have been
+// dropped (it would dominate those too); the survivors keep their order, as with remove_if.
+bool insert_label(std::vector<SplitLabel>& there, const SplitLabel& next, const LabelDominance& dominates,
                   SplitCounters* k) {
   const size_t before = there.size();
   k->label_steps += static_cast<long long>(before);
@@ -65,7 +50,39 @@ bool insert_label(std::vector<SplitLabel>& there, const SplitLabel& next, const 
   return true;
 }
 
-}  // namespace
+bool insert_label_distinct(std::vector<SplitLabel>& there, const SplitLabel& next, int distinct,
+                           const LabelDominance& dominates, SplitCounters* k) {
+  const size_t before = there.size();
+  k->label_steps += static_cast<long long>(before);
+  constexpr int kSeen = 128;  // >= search.top_k's limit (100)
+  int seen[kSeen];
+  int nseen = 0;
+  for (size_t r = 0; r < before; ++r) {
+    const SplitLabel& o = there[r];
+    if (!dominates(o, next)) continue;
+    if (o.prefix == next.prefix) {
+      ++k->dominated;
+      return false;
+    }
+    if (std::find(seen, seen + nseen, o.prefix) != seen + nseen) continue;
+    seen[nseen++] = o.prefix;
+    if (nseen >= distinct || nseen == kSeen) {
+      ++k->dominated;
+      return false;
+    }
+  }
+  size_t kept = 0;
+  for (size_t r = 0; r < before; ++r) {
+    const SplitLabel& o = there[r];
+    if (o.prefix == next.prefix && dominates(next, o)) continue;
+    if (kept != r) there[kept] = o;
+    ++kept;
+  }
+  there.resize(kept);
+  k->dominated += static_cast<long long>(before - kept);
+  there.push_back(next);
+  return true;
+}
 
 void SplitPipeline::reset(const Mesh& mesh, int num_layers, long long num_microbatches,
                           const std::vector<double>& layer_min_s, double last_extra_min_s) {
@@ -112,7 +129,7 @@ bool SplitPipeline::push(int i, const SplitTable& from, int from_id, SplitTable*
     memo->clear();
   }
   const int L = L_, min_n = min_n_, stages_after = pp_ - i - 1;
-  const Dominance dominates{v_pow2_ ? inv_v_ : 1 / v_, max_coef_};
+  const LabelDominance dominates{v_pow2_ ? inv_v_ : 1 / v_, max_coef_};
   bool any = false;
   for (int j = i * min_n; j <= L - (pp_ - i) * min_n; ++j) {
     const std::vector<SplitLabel>& here = from[j];

@@ -103,7 +103,33 @@ struct SplitLabel {
   int prev_label;   // the predecessor's index there
   int prev_table;   // that table's id (the caller's; IncrementalSplit: its depth)
   int prefix;       // the stage order it belongs to (order_dp.hpp; unused within one order)
+  int option = 0;   // the stage's option (hetero_dp.hpp: its recompute; 0 elsewhere)
 };
+
+// Whether label a is at least as good as b for every completion (the objective is
+// sum_c x inv_v + coef x max c + max tail; a completion adds to the sum and raises each maximum):
+// (a.sum - b.sum) inv_v + coef (a.max - b.max)+ + (a.tail - b.tail)+ <= 0, which holds when a is
+// at most b in every term and is transitive.
+struct LabelDominance {
+  double inv_v = 1, coef = 0;
+  bool operator()(const SplitLabel& a, const SplitLabel& b) const {
+    if (a.sum_c <= b.sum_c && a.max_c <= b.max_c && a.max_tail <= b.max_tail) return true;
+    if (a.sum_c >= b.sum_c) return false;
+    return (a.sum_c - b.sum_c) * inv_v + coef * std::max(0.0, a.max_c - b.max_c) +
+               std::max(0.0, a.max_tail - b.max_tail) <= 0;
+  }
+};
+
+// Adds `next` to `there` unless a label there dominates it, dropping those it dominates; false
+// when it is dropped. (The labels of a state are an antichain.)
+bool insert_label(std::vector<SplitLabel>& there, const SplitLabel& next, const LabelDominance& dominates,
+                  SplitCounters* counters);
+// The same keeping the k best prefixes (plans of distinct stage orders): `next` is dropped when a
+// label of its own prefix dominates it, or labels of `distinct` other prefixes each do (its plans
+// are then beaten by `distinct` plans of other orders); it drops the labels of its own prefix it
+// dominates.
+bool insert_label_distinct(std::vector<SplitLabel>& there, const SplitLabel& next, int distinct,
+                           const LabelDominance& dominates, SplitCounters* counters);
 // Labels per layer count j = 0..num_layers (layers on the stages pushed so far).
 using SplitTable = std::vector<std::vector<SplitLabel>>;
 

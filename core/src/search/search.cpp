@@ -291,6 +291,8 @@ struct EntryBuilder : SearchContext {
 constexpr long long kMaxMergedCells = 1LL << 22;
 // The merged DP of an entry first looks for plans within this share above the entry's bound.
 constexpr double kGuessOver = 0.02;
+// ... up to this share above it; past it, below the k-th plan.
+constexpr double kGuessMax = 1.0;
 // Entries whose first-guess order is split before the full walk.
 constexpr size_t kFirstGuesses = 64;
 
@@ -346,7 +348,7 @@ class EntrySearch {
       // The DP is fast under a tight cap: it first looks for plans below a time a little above
       // the entry's bound, then a larger one, until one is found (the entry's best: a better plan
       // would be below that time too) or the time reaches what the entry must beat anyway.
-      for (double over = kGuessOver; bound_s * (1 + over) < threshold_s(); over *= 2) {
+      for (double over = kGuessOver; over <= kGuessMax && bound_s * (1 + over) < threshold_s(); over *= 2) {
         guess_s_ = bound_s * (1 + over);
         const bool found = run_merged(shape), ran_out = spent_;
         guess_s_ = 1e300;

@@ -1,0 +1,913 @@
+#include "hetero/hetero_dp.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "hapmoe/hetero_plan.hpp"
+#include "hetero/hetero_evaluate.hpp"
+#include "hetero/hetero_rules.hpp"
+#include "hetero/hetero_split.hpp"
+#include "evaluate/objective.hpp"
+#include "spec/stable_map.hpp"
+
+namespace hapmoe {
+
+namespace {
+
+bool shares_embedding(const Scenario& s) {
+  return !s.model.untie_embeddings_and_output_weights || s.model.mtp_num_layers > 0;
+}
+
+// The capacity table's size limit (groups placed x stages): past it (many distinct groups) no
+// capacity bound is used.
+constexpr long long kMaxCapacityCells = 1LL << 22;
+// The least-time table's size limit (sets x layers^2 steps): past it (very deep models) the
+// layers' least times bound the time of the layers left.
+constexpr long long kMaxSigmaSteps = 1LL << 22;
+// A beam search keeps at most beam x kBeamNodes states per stage count.
+constexpr int kBeamNodes = 16;
+// The lower bound's steps above the least cap: kBoundSteps of kBoundStep each.
+constexpr int kBoundSteps = 4;
+constexpr double kBoundStep = 0.025;
+
+}  // namespace
+
+struct HeteroDp::State {
+  State(const Scenario& sc, StageModelCache& c, const HeteroRun& r, int k, SplitCounters* ctr)
+      : s(sc), cache(c), run(r), distinct(std::max(1, k)), counters(ctr), rates(sc.cluster) {}
+
+  const Scenario& s;
+  StageModelCache& cache;
+  HeteroRun run;
+  int distinct;
+  SplitCounters* counters;
+  BilledRates rates;
+  int L = 0;
+  long long m = 1;
+  bool tied = false;
+  int num_moe = 0;
+  std::vector<int> first_mbs;  // mesh 0's allowed micro-batch sizes
+
+  // Classes of identical node groups (interchangeable: same GPUs, links and price).
+  struct Class {
+    std::vector<int> groups;
+    std::string type;  // FlagScale device type
+    double rate = 0;   // USD per hour when its group is used (all its GPUs)
+  };
+  std::vector<Class> classes;
+  long long sets = 1;  // placed-count vectors: prod (groups + 1)
+
+  // A group class's mesh: its stages' cost models per option, bounds per option.
+  struct Block {
+    int cls = 0;
+    HeteroShape shape;
+    int mbs = 1;
+    std::vector<const StageCostModel*> models;  // per option
+    std::vector<Mesh> meshes;                   // per option (pp set per stage)
+    std::vector<const GroupLayerTimes*> times;  // per option
+    std::vector<GroupBoundTerms> terms;         // per option
+    std::vector<double> least_sum;              // [n]: its n cheapest layers, each at its least option
+    long long stage_gpus() const { return static_cast<long long>(shape.tp) * shape.dp; }
+  };
+  std::vector<Block> blocks;
+  std::vector<std::vector<int>> blocks_of;  // per class
+  StableMap<const StageCostModel*, GroupLayerTimes, std::hash<const StageCostModel*>> layer_times;
+
+  std::vector<double> least_prefix;  // [n]: the least time of layers [0, n), summed
+  double least_first_extra = 0;
+  std::vector<int> moe_prefix;       // [n]: MoE layers among [0, n)
+
+  // Under the cap: per block and distance d = 1..L (stages from the end), the most layers (all;
+  // MoE) one of its stages holds; per remaining-count vector and distance r, the most layers the
+  // remaining classes hold in front of r stages.
+  double cap = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<int>> stage_cap, stage_cap_moe;  // [block][d]
+  std::vector<int> front, front_moe;                         // [set * (L + 2) + r]
+  // Per set of classes left and layer count n: the least time those classes' blocks take for n
+  // layers (each block its capacity at most, its cheapest layers).
+  std::vector<double> sigma;                                 // [set * (L + 1) + n]
+  bool capacity_on = false;
+  std::vector<long long> strides;  // of the set index, per class
+
+  // The DP's states.
+  struct Key {
+    long long placed;
+    int block, behind, r, last;
+    bool operator==(const Key& o) const {
+      return placed == o.placed && block == o.block && behind == o.behind && r == o.r && last == o.last;
+    }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      Fnv1a h;
+      h.add(static_cast<uint64_t>(k.placed));
+      h.add(static_cast<uint64_t>(k.block) << 32 | static_cast<uint32_t>(k.behind));
+      h.add(static_cast<uint64_t>(k.r) << 32 | static_cast<uint32_t>(k.last));
+      return static_cast<size_t>(h.value());
+    }
+  };
+  struct Node {
+    Key key;
+    std::vector<int> placed;  // per class
+    int table;
+  };
+  std::vector<Node> nodes;
+  std::unordered_map<Key, int, KeyHash> node_index;
+  std::vector<std::vector<int>> by_r;  // node ids per r
+  std::deque<SplitTable> tables;  // stable: references stay valid as it grows
+  size_t tables_used = 0;
+  std::vector<std::pair<int, int>> prefixes;  // per prefix id: (parent, block); 0 = empty
+  std::unordered_map<long long, int> prefix_ids;
+  StageCostMemos memos;
+  std::vector<SplitLabel> finals;  // complete plans (labels over every layer)
+  long long closed = 0;
+  long long expanded = 0;
+  StageCostMemo own_memo;  // costs when `memos` has no room
+  StageCostMemo::Item scratch_item;
+
+  long long set_index(const std::vector<int>& counts) const {
+    long long i = 0;
+    for (size_t c = 0; c < classes.size(); ++c) i = i * (static_cast<long long>(classes[c].groups.size()) + 1) + counts[c];
+    return i;
+  }
+  double rate_of(const std::vector<int>& placed) const {
+    double r = rates.fixed();
+    for (size_t c = 0; c < classes.size(); ++c) r += placed[c] * classes[c].rate;
+    return r;
+  }
+  int prefix_of(int parent, int block) {
+    const long long key = static_cast<long long>(parent) * (static_cast<long long>(blocks.size()) + 1) + block;
+    const auto [it, added] = prefix_ids.emplace(key, static_cast<int>(prefixes.size()));
+    if (added) prefixes.push_back({parent, block});
+    return it->second;
+  }
+  int new_table() {
+    counters->label_steps += L + 1;  // clearing its cells
+    if (tables_used == tables.size()) tables.emplace_back();
+    SplitTable& t = tables[tables_used];
+    if (static_cast<int>(t.size()) < L + 1) t.resize(static_cast<size_t>(L) + 1);
+    for (auto& cell : t) cell.clear();
+    return static_cast<int>(tables_used++);
+  }
+
+  void build(const std::vector<std::vector<HeteroShape>>& shapes);
+  void compute_capacity(double c);
+  void memory_capacity();  // mem_cap, mem_cap_moe (they do not depend on the cap)
+  std::vector<std::vector<int>> mem_cap, mem_cap_moe;  // [block][option * (L + 2) + d]
+  std::vector<std::vector<std::vector<int>>> best, best_moe, best_block;  // compute_capacity's
+  std::vector<std::vector<int>> best_any, best_any_moe;                  // [class][r], non-increasing in r
+  // The most layers the classes of `remaining` (a set index) hold in front of r stages.
+  std::pair<int, int> front_of(long long remaining, int r) const {
+    const int W = L + 2;
+    if (capacity_on) return {front[static_cast<size_t>(remaining * W + r)], front_moe[static_cast<size_t>(remaining * W + r)]};
+    int n = 0, n_moe = 0;
+    long long x = remaining;
+    for (size_t cl = classes.size(); cl-- > 0;) {
+      const long long base = static_cast<long long>(classes[cl].groups.size()) + 1;
+      const int count = static_cast<int>(x % base);
+      x /= base;
+      n += count * best_any[cl][r];
+      n_moe += count * best_any_moe[cl][r];
+    }
+    return {std::min(n, L), std::min(n_moe, L)};
+  }
+  std::vector<std::vector<int>> pps;
+  double feasible_cap = 0;  // lower_bound's least cap found to hold every layer
+  bool first_plan(const Calls& calls, long long run_id);
+  double lower_bound();
+  void search(const Calls& calls, double below_s, long long run_id, int beam);
+
+  // Links of a block's stages: between its local stages k and k + 1 (front to back), and where
+  // block a (front) meets block b.
+  Link inner_link(const Block& b, int k) const {
+    const NodeGroup& g = s.cluster.groups[classes[b.cls].groups[0]];
+    return hetero_group_link(g, k * b.stage_gpus(), (k + 2) * b.stage_gpus() - 1);
+  }
+  StageLinks boundary(const Block& a, const Block& b) const {
+    // Twins are different groups of one class: the link between two of its groups.
+    const int ga = classes[a.cls].groups[0];
+    const int gb = a.cls == b.cls ? classes[b.cls].groups[1] : classes[b.cls].groups[0];
+    return hetero_mesh_boundary(s.cluster, ga, HeteroMeshShape{a.shape.tp, 1, a.shape.dp}, gb,
+                                HeteroMeshShape{b.shape.tp, 1, b.shape.dp});
+  }
+};
+
+void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes) {
+  L = s.model.num_layers;
+  m = s.training.global_batch_size / run.tokens;
+  tied = shares_embedding(s);
+  first_mbs = search_values_or(s.search.micro_batch_size, {1, 2});
+  const auto& groups = s.cluster.groups;
+  std::vector<int> class_of(groups.size(), -1);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (class_of[g] >= 0) continue;
+    class_of[g] = static_cast<int>(classes.size());
+    Class c;
+    c.groups.push_back(static_cast<int>(g));
+    c.type = device_type_of(groups[g].gpu);
+    c.rate = rates.used(static_cast<int>(g), groups[g].gpus());
+    for (size_t h = g + 1; h < groups.size(); ++h) {
+      if (class_of[h] < 0 && groups[h] == groups[g]) {
+        class_of[h] = class_of[g];
+        c.groups.push_back(static_cast<int>(h));
+      }
+    }
+    classes.push_back(std::move(c));
+  }
+  for (const Class& c : classes) {
+    sets *= static_cast<long long>(c.groups.size()) + 1;
+    if (sets > (1LL << 40)) sets = 1LL << 40;
+  }
+  strides.assign(classes.size(), 1);
+  for (size_t cl = classes.size(); cl-- > 1;) strides[cl - 1] = strides[cl] * (static_cast<long long>(classes[cl].groups.size()) + 1);
+  blocks_of.assign(classes.size(), {});
+  std::vector<double> least(static_cast<size_t>(L), std::numeric_limits<double>::max());
+  least_first_extra = std::numeric_limits<double>::max();
+  for (size_t c = 0; c < classes.size(); ++c) {
+    const int g = classes[c].groups[0];
+    for (const HeteroShape& h : shapes[g]) {
+      if (run.tokens % h.dp != 0 || h.pp > L) continue;
+      Block b;
+      b.cls = static_cast<int>(c);
+      b.shape = h;
+      b.mbs = run.tokens / h.dp;
+      // The mesh alone as a plan (its rules do not depend on the meshes around it but for the
+      // pipeline ones the DP applies: device types, tied first and last stage, mesh 0's
+      // micro-batch), checked as the entry search checks an entry: recompute none.
+      std::vector<int> layers(static_cast<size_t>(h.pp), 1);
+      layers.back() = L - h.pp + 1;
+      PlanSpec p = hetero_plan_of(s, {g}, {h}, b.mbs, layers, std::vector<Recompute>(static_cast<size_t>(h.pp), Recompute::kNone),
+                                  run.offload);
+      if (check_hetero_plan_rules(s, p)) continue;
+      for (Recompute r : run.recompute) {
+        p.stages.front().recompute = r;
+        Mesh mesh = hetero_stage_mesh(p, 0);
+        const StageCostModel* model = cache.get(mesh, g);
+        const GroupLayerTimes& t = layer_times.get(model, [&] { return group_layer_times(*model, L); });
+        b.models.push_back(model);
+        b.meshes.push_back(mesh);
+        b.times.push_back(&t);
+        b.terms.push_back(group_bound_terms(s, *model, t, mesh));
+        for (int l = 0; l < L; ++l) least[l] = std::min(least[l], t.layer_s[l]);
+        least_first_extra = std::min(least_first_extra, model->first_extra_s());
+      }
+      std::vector<double> per_layer(static_cast<size_t>(L), std::numeric_limits<double>::max());
+      for (const GroupLayerTimes* t : b.times) {
+        for (int l = 0; l < L; ++l) per_layer[l] = std::min(per_layer[l], t->layer_s[l]);
+      }
+      std::sort(per_layer.begin(), per_layer.end());
+      b.least_sum.assign(static_cast<size_t>(L) + 1, 0.0);
+      for (int l = 0; l < L; ++l) b.least_sum[l + 1] = b.least_sum[l] + per_layer[l];
+      blocks_of[c].push_back(static_cast<int>(blocks.size()));
+      blocks.push_back(std::move(b));
+    }
+  }
+  least_prefix.assign(static_cast<size_t>(L) + 1, 0.0);
+  moe_prefix.assign(static_cast<size_t>(L) + 1, 0);
+  if (blocks.empty()) return;
+  for (int l = 0; l < L; ++l) {
+    least_prefix[l + 1] = least_prefix[l] + least[l];
+    moe_prefix[l + 1] = moe_prefix[l] + (blocks.front().models.front()->layer(l).expert_params > 0 ? 1 : 0);
+  }
+  num_moe = moe_prefix[L];
+  if (num_moe == L) num_moe = 0;  // all layers MoE: the all-layers bound is the MoE one
+}
+
+namespace {
+// The most of the lightest layers (`moe`: of the MoE layers alone) a stage holds in memory with
+// `in_flight` micro-batches (a prefix-sum search: bytes grow with n).
+int layers_in_memory(const GroupBoundTerms& t, double in_flight, bool moe) {
+  const std::vector<double>& bytes = moe ? t.lightest_moe_bytes : t.lightest_bytes;
+  const std::vector<double>& act = moe ? t.lightest_moe_act_bytes : t.lightest_act_bytes;
+  int lo = 0, hi = static_cast<int>(bytes.size()) - 1;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (bytes[mid] + in_flight * act[mid] + t.every_stage_bytes <= t.room_bytes * (1 + 1e-12)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+// The most of the cheapest layers whose times fit in c.
+int layers_in_time(const std::vector<double>& sum, double c) {
+  return static_cast<int>(std::upper_bound(sum.begin(), sum.end(), c * (1 + 1e-12)) - sum.begin()) - 1;
+}
+}  // namespace
+
+void HeteroDp::State::memory_capacity() {
+  mem_cap.assign(blocks.size(), {});
+  mem_cap_moe.assign(blocks.size(), {});
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const Block& blk = blocks[b];
+    mem_cap[b].assign(blk.terms.size() * (static_cast<size_t>(L) + 2), 0);
+    mem_cap_moe[b].assign(blk.terms.size() * (static_cast<size_t>(L) + 2), 0);
+    for (size_t o = 0; o < blk.terms.size(); ++o) {
+      for (int d = 1; d <= L + 1; ++d) {
+        const double in_flight = static_cast<double>(std::min<long long>(d, m));
+        const size_t at = o * (static_cast<size_t>(L) + 2) + static_cast<size_t>(d);
+        mem_cap[b][at] = layers_in_memory(blk.terms[o], in_flight, false);
+        if (num_moe > 0) mem_cap_moe[b][at] = layers_in_memory(blk.terms[o], in_flight, true);
+      }
+    }
+  }
+}
+
+void HeteroDp::State::compute_capacity(double c) {
+  cap = c;
+  capacity_on = sets * (L + 2) <= kMaxCapacityCells;
+  // Its work, in label steps: the stage capacities, then per set the front and, when small
+  // enough, the least-time table (a convolution per set: L^2).
+  long long steps = 0;
+  for (const Block& b : blocks) steps += static_cast<long long>(b.terms.size()) * (L + 2);
+  const bool with_sigma = capacity_on && sets * static_cast<long long>(L + 1) * (L + 1) <= kMaxSigmaSteps;
+  if (capacity_on) steps += sets * (L + 2) * static_cast<long long>(classes.size()) * 4;
+  if (with_sigma) steps += sets * static_cast<long long>(L + 1) * (L + 1);
+  counters->label_steps += steps;
+  if (mem_cap.size() != blocks.size()) memory_capacity();
+  stage_cap.resize(blocks.size());
+  stage_cap_moe.resize(blocks.size());
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const Block& blk = blocks[b];
+    stage_cap[b].assign(static_cast<size_t>(L) + 2, 0);
+    stage_cap_moe[b].assign(static_cast<size_t>(L) + 2, 0);
+    for (size_t o = 0; o < blk.terms.size(); ++o) {
+      const int in_time = layers_in_time(blk.times[o]->cheapest_sum_s, c);
+      const int in_time_moe = num_moe > 0 ? layers_in_time(blk.times[o]->cheapest_moe_sum_s, c) : 0;
+      const int* mem = &mem_cap[b][o * (static_cast<size_t>(L) + 2)];
+      const int* mem_moe = &mem_cap_moe[b][o * (static_cast<size_t>(L) + 2)];
+      for (int d = 1; d <= L + 1; ++d) {
+        stage_cap[b][d] = std::max(stage_cap[b][d], std::min(in_time, mem[d]));
+        if (num_moe > 0) stage_cap_moe[b][d] = std::max(stage_cap_moe[b][d], std::min(in_time_moe, mem_moe[d]));
+      }
+    }
+  }
+  // best[c][pp][r]: the most layers a block of class c with pp stages holds in front of r stages
+  // (best_block: which block).
+  const int W = L + 2;
+  best.assign(classes.size(), {});
+  best_moe.assign(classes.size(), {});
+  best_block.assign(classes.size(), {});
+  pps.assign(classes.size(), {});
+  for (size_t cl = 0; cl < classes.size(); ++cl) {
+    for (int b : blocks_of[cl]) {
+      const int pp = blocks[b].shape.pp;
+      size_t at = std::find(pps[cl].begin(), pps[cl].end(), pp) - pps[cl].begin();
+      if (at == pps[cl].size()) {
+        pps[cl].push_back(pp);
+        best[cl].push_back(std::vector<int>(W, 0));
+        best_moe[cl].push_back(std::vector<int>(W, 0));
+        best_block[cl].push_back(std::vector<int>(W, -1));
+      }
+      for (int r = 0; r + pp <= L; ++r) {
+        int n = 0, n_moe = 0;
+        for (int k = 1; k <= pp; ++k) {
+          n += stage_cap[b][r + k];
+          n_moe += stage_cap_moe[b][r + k];
+        }
+        if (n > best[cl][at][r]) {
+          best[cl][at][r] = n;
+          best_block[cl][at][r] = b;
+        }
+        best_moe[cl][at][r] = std::max(best_moe[cl][at][r], n_moe);
+      }
+    }
+  }
+  // Per class and r: the most any of its blocks holds in front of r stages (for many classes,
+  // where the per-set table is too large, a looser bound sums these over the classes left).
+  best_any.assign(classes.size(), std::vector<int>(W, 0));
+  best_any_moe.assign(classes.size(), std::vector<int>(W, 0));
+  for (size_t cl = 0; cl < classes.size(); ++cl) {
+    for (size_t at = 0; at < pps[cl].size(); ++at) {
+      for (int r = 0; r < W; ++r) {
+        best_any[cl][r] = std::max(best_any[cl][r], best[cl][at][r]);
+        best_any_moe[cl][r] = std::max(best_any_moe[cl][r], best_moe[cl][at][r]);
+      }
+    }
+    for (int r = W - 2; r >= 0; --r) {  // a class further from the end holds no more
+      best_any[cl][r] = std::max(best_any[cl][r], best_any[cl][r + 1]);
+      best_any_moe[cl][r] = std::max(best_any_moe[cl][r], best_any_moe[cl][r + 1]);
+    }
+  }
+  if (!capacity_on) return;
+  front.assign(static_cast<size_t>(sets * W), 0);
+  front_moe.assign(static_cast<size_t>(sets * W), 0);
+  // env[cl][n]: the least time n layers take on one block of class cl (its capacity at the end
+  // of the pipeline, the most it holds anywhere).
+  const int V = L + 1;
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> env(classes.size(), std::vector<double>(static_cast<size_t>(V), kNone));
+  for (size_t cl = 0; cl < classes.size(); ++cl) {
+    env[cl][0] = 0;
+    for (int b : blocks_of[cl]) {
+      int most = 0;
+      for (int d = 1; d <= blocks[b].shape.pp && d <= L; ++d) most += stage_cap[b][d];
+      for (int n = 1; n <= std::min(most, L); ++n) env[cl][n] = std::min(env[cl][n], blocks[b].least_sum[n]);
+    }
+  }
+  sigma.assign(with_sigma ? static_cast<size_t>(sets * V) : 0, kNone);
+  // By set index ascending: a set's subsets (one group fewer) have smaller indices.
+  std::vector<int> counts(classes.size(), 0);
+  for (long long u = 0; u < sets; ++u) {
+    long long x = u;
+    for (size_t cl = classes.size(); cl-- > 0;) {
+      const long long base = static_cast<long long>(classes[cl].groups.size()) + 1;
+      counts[cl] = static_cast<int>(x % base);
+      x /= base;
+    }
+    double* sg = with_sigma ? &sigma[static_cast<size_t>(u * V)] : nullptr;
+    if (!sg) {
+    } else if (u == 0) {
+      sg[0] = 0;
+    } else {
+      size_t cl = 0;  // a class of u: u is that class's block added to the set one group smaller
+      while (counts[cl] == 0) ++cl;
+      const double* prev = &sigma[static_cast<size_t>((u - strides[cl]) * V)];
+      for (int a = 0; a < V; ++a) {
+        if (prev[a] == kNone) continue;
+        for (int n = 0; a + n < V; ++n) {
+          if (env[cl][n] == kNone) break;
+          sg[a + n] = std::min(sg[a + n], prev[a] + env[cl][n]);
+        }
+      }
+    }
+    for (int r = L; r >= 0; --r) {
+      int most = 0, most_moe = 0;
+      for (size_t cl = 0; cl < classes.size(); ++cl) {
+        if (counts[cl] == 0) continue;
+        const long long sub = u - strides[cl];
+        for (size_t at = 0; at < pps[cl].size(); ++at) {
+          const int pp = pps[cl][at];
+          if (r + pp > L) continue;
+          most = std::max(most, best[cl][at][r] + front[static_cast<size_t>(sub * W + r + pp)]);
+          most_moe = std::max(most_moe, best_moe[cl][at][r] + front_moe[static_cast<size_t>(sub * W + r + pp)]);
+        }
+      }
+      front[static_cast<size_t>(u * W + r)] = most;
+      front_moe[static_cast<size_t>(u * W + r)] = most_moe;
+    }
+  }
+}
+
+double HeteroDp::State::lower_bound() {
+  if (blocks.empty()) return 1e300;
+  const long long all = sets - 1;  // every class at its count (the last index)
+  const int V = L + 1;
+  auto holds = [&](double c) {
+    compute_capacity(c);
+    const auto [n, n_moe] = front_of(all, 0);
+    return n >= L && (num_moe == 0 || n_moe >= num_moe);
+  };
+  double hi = 0;
+  for (const Block& b : blocks) {
+    for (const GroupLayerTimes* t : b.times) hi = std::max(hi, t->cheapest_sum_s[L]);
+  }
+  if (!holds(hi * 1.0001)) return 1e300;
+  feasible_cap = hi * 1.0001;
+  // The least cap at which the classes hold every layer (a bisection, the feasible end kept).
+  double lo = 0;
+  for (int it = 0; it < 14 && hi - lo > 1e-3 * hi; ++it) {
+    const double mid = (lo + hi) / 2;
+    if (holds(mid)) hi = mid; else lo = mid;
+  }
+  feasible_cap = hi;
+  if (!capacity_on) return least_prefix[L] + static_cast<double>(m - 1) * lo;
+  // T >= sigma_C(L) + (m - 1) C at the plan's largest stage time C >= lo, where sigma_C, the least
+  // time of the layers on blocks within cap C, does not grow with C: on [C_k, C_k+1],
+  // T >= sigma_{C_k+1}(L) + (m - 1) C_k; past the last step, sigma at no cap.
+  const double coef = static_cast<double>(m - 1);
+  double best = 1e300, c_k = lo;
+  for (int k = 1; k <= kBoundSteps; ++k) {
+    const double c_next = lo * (1 + kBoundStep * k);
+    compute_capacity(c_next);
+    if (sigma.empty()) break;
+    best = std::min(best, sigma[static_cast<size_t>(all * V + L)] + coef * c_k);
+    c_k = c_next;
+  }
+  compute_capacity(std::numeric_limits<double>::infinity());
+  if (sigma.empty()) return least_prefix[L] + coef * lo;
+  return std::min(best, std::max(least_prefix[L], sigma[static_cast<size_t>(all * V + L)]) + coef * c_k);
+}
+
+void HeteroDp::State::search(const Calls& calls, double below_s, long long run_id, int beam) {
+  if (blocks.empty()) return;
+  SplitCounters* k = counters;
+  const LabelDominance dominates{1.0, static_cast<double>(m - 1)};
+  double least_rate = 1e300;
+  for (const Class& c : classes) least_rate = std::min(least_rate, rates.fixed() + c.rate);
+  const double limit = std::min(below_s, calls.threshold_s(least_rate));
+  if (limit >= 1e300) compute_capacity(std::numeric_limits<double>::infinity());
+  else compute_capacity((limit - least_prefix[L]) / static_cast<double>(m - 1));
+  nodes.clear();
+  node_index.clear();
+  by_r.assign(static_cast<size_t>(L) + 2, {});
+  tables_used = 0;
+  prefixes.assign(1, {-1, -1});
+  prefix_ids.clear();
+  memos.reset(L);
+  finals.clear();
+  closed = 0;
+  const std::vector<int> total = [&] {
+    std::vector<int> t(classes.size());
+    for (size_t c = 0; c < classes.size(); ++c) t[c] = static_cast<int>(classes[c].groups.size());
+    return t;
+  }();
+
+  // A stage's cost: block b, option o, d stages from the end (first: the pipeline's first
+  // stage), over layers [first_layer, first_layer + n), memoised per (d, first, model, links).
+  auto stage_cost = [&](const Block& b, int o, int d, bool first, const StageLinks& links, int first_layer,
+                        int n) -> const StageCostMemo::Item& {
+    StageCostMemo* memo = memos.get(2 * d + (first ? 1 : 0), b.models[o], links);
+    StageCostMemo::Item& item = memo ? memo->row(first_layer, n)[n] : scratch_item;
+    if (!memo || !memo->known(item)) {
+      Mesh mesh = b.meshes[o];
+      mesh.pp = first ? d : d + 1;  // stage 0 of d (first) or stage 1 of d + 1: d from the end
+      const StageCost c = b.models[o]->cost(first ? 0 : 1, first_layer, n, links, mesh);
+      ++k->stage_costs;
+      (memo ? *memo : own_memo).set(&item, c);
+      if (!item.usable) note_stage_shortfall(k, c);
+    }
+    return item;
+  };
+  // Whether the stages in front of a label can hold the layers before it: the rest of block bb
+  // from distance d + 1 to its front stage at distance front_d, then the classes of `remaining`.
+  // The most layers (all; MoE) the stages in front of a stage can hold: the rest of block bb from
+  // distance d + 1 to its front stage at distance front_d, then the classes of `remaining`.
+  auto front_capacity = [&](int bb, int d, int front_d, long long remaining) {
+    std::pair<int, int> n = front_of(remaining, front_d);
+    for (int x = d + 1; x <= front_d; ++x) {
+      n.first += stage_cap[bb][x];
+      n.second += stage_cap_moe[bb][x];
+    }
+    return n;
+  };
+  auto front_holds = [&](int layers_left, const std::pair<int, int>& capacity) {
+    if (layers_left <= 0) return layers_left == 0;
+    return capacity.first >= layers_left && (num_moe == 0 || capacity.second >= moe_prefix[layers_left]);
+  };
+  // A lower bound on the time of the layers in front of a label: held by block bb's stages (at
+  // most a block of its class) and the classes of `remaining`.
+  auto rest_time = [&](int layers_left, int bb, long long remaining) {
+    if (layers_left <= 0) return 0.0;
+    if (!capacity_on || sigma.empty()) return least_prefix[layers_left] + least_first_extra;
+    const long long with = remaining + strides[blocks[bb].cls];
+    return std::max(least_prefix[layers_left], sigma[static_cast<size_t>(with * (L + 1) + layers_left)]) + least_first_extra;
+  };
+  // Pushes a stage of block b at distance d (first: the pipeline's first stage, holding every
+  // layer left) in front of the labels of `from` into `to`; the stages in front of it are block
+  // bb's up to its front at front_d, then `remaining`'s; the plan bills `rate`.
+  auto push = [&](const SplitTable& from, int from_id, SplitTable& to, int b, int d, bool first,
+                  const StageLinks& links, int bb, int front_d, long long remaining, double rate) {
+    bool added = false;
+    const Block& blk = blocks[b];
+    const double threshold = std::min(below_s, calls.threshold_s(rate));
+    const std::pair<int, int> capacity = first ? std::pair<int, int>{0, 0} : front_capacity(bb, d, front_d, remaining);
+    for (int j = 0; j < L; ++j) {
+      const std::vector<SplitLabel>& here = from[j];
+      if (here.empty()) continue;
+      if (k->work() >= k->max_work) {
+        k->stopped = true;
+        return false;
+      }
+      const int max_n = L - j;
+      for (int o = 0; o < static_cast<int>(blk.models.size()); ++o) {
+        for (int n = first ? max_n : 1; n <= max_n; ++n) {
+          const int j2 = j + n;
+          const StageCostMemo::Item& c = stage_cost(blk, o, d, first, links, L - j2, n);
+          if (!c.usable) {  // memory only grows with n
+            k->memory += max_n - n + 1;
+            break;
+          }
+          if (c.a > cap * (1 + 1e-12)) {  // and the time
+            k->lower_bound += max_n - n + 1;
+            break;
+          }
+          if (!first && !front_holds(L - j2, capacity)) {
+            ++k->lower_bound;
+            continue;
+          }
+          const double rest = first ? 0.0 : rest_time(L - j2, bb, remaining);
+          for (int li = 0; li < static_cast<int>(here.size()); ++li) {
+            const SplitLabel& lab = here[li];
+            ++k->label_steps;
+            SplitLabel next{lab.sum_c + c.a, std::max(lab.max_c, c.a), std::max(lab.max_tail, c.b), j, li, from_id,
+                            lab.prefix, o};
+            if (next.sum_c + rest + static_cast<double>(m - 1) * next.max_c + next.max_tail >= threshold) {
+              ++k->lower_bound;
+              continue;
+            }
+            added = insert_label_distinct(to[j2], next, distinct, dominates, k) || added;
+          }
+        }
+      }
+    }
+    return added;
+  };
+  auto node_of = [&](const std::vector<int>& placed, int block, int behind, int r, int last) -> Node& {
+    const Key key{set_index(placed), block, behind, r, last};
+    const auto [it, added] = node_index.emplace(key, static_cast<int>(nodes.size()));
+    if (added) {
+      nodes.push_back(Node{key, placed, new_table()});
+      by_r[static_cast<size_t>(r)].push_back(it->second);
+    }
+    return nodes[static_cast<size_t>(it->second)];
+  };
+  auto last_key = [&](const Block& b) { return tied ? b.shape.tp * 1000003 + b.shape.dp : 0; };
+  auto remaining_of = [&](const std::vector<int>& placed) {
+    std::vector<int> rest(classes.size());
+    for (size_t c = 0; c < classes.size(); ++c) rest[c] = total[c] - placed[c];
+    return set_index(rest);
+  };
+
+  const int closing = new_table();  // each closing's labels, copied out (nothing points into it)
+  // The last block of every plan: its stages from the back, its front stage pending.
+  for (int b = 0; b < static_cast<int>(blocks.size()); ++b) {
+    const Block& blk = blocks[b];
+    std::vector<int> placed(classes.size(), 0);
+    placed[blk.cls] = 1;
+    const long long remaining = remaining_of(placed);
+    int table = new_table();
+    tables[table][0].push_back({0, 0, 0, -1, -1, -1, 0, 0});
+    const int pp = blk.shape.pp;
+    for (int d = 1; d < pp; ++d) {  // local stage pp - d
+      StageLinks links;
+      const int local = pp - d;
+      links.prev = inner_link(blk, local - 1);
+      if (d > 1) links.next = inner_link(blk, local);
+      const int to = new_table();
+      push(tables[table], table, tables[to], b, d, false, links, b, pp, remaining, rate_of(placed));
+      table = to;
+      if (calls.stopped() || k->stopped) return;
+    }
+    Node& x = node_of(placed, b, -1, pp, last_key(blk));
+    // Merge the pushed labels into the node's table (nodes of one block start here only).
+    std::swap(tables[x.table], tables[table]);
+  }
+
+  std::vector<int> placed2;
+  // A label's least objective through it (its own terms and the least time of the layers left).
+  auto label_bound = [&](const SplitLabel& lab, int j) {
+    return lab.sum_c + least_prefix[L - j] + static_cast<double>(m - 1) * lab.max_c + lab.max_tail;
+  };
+  for (int r = 1; r <= L; ++r) {
+    std::vector<int>& bucket = by_r[static_cast<size_t>(r)];
+    if (beam > 0 && static_cast<int>(bucket.size()) > beam * kBeamNodes) {
+      // The beam's states: those whose best label bounds least.
+      std::vector<std::pair<double, int>> ranked;
+      for (int id : bucket) {
+        double best = 1e300;
+        const SplitTable& t = tables[nodes[static_cast<size_t>(id)].table];
+        for (int j = 0; j <= L; ++j) {
+          for (const SplitLabel& lab : t[j]) best = std::min(best, label_bound(lab, j));
+        }
+        ranked.push_back({best, id});
+      }
+      std::stable_sort(ranked.begin(), ranked.end());
+      bucket.clear();
+      for (int i = 0; i < beam * kBeamNodes; ++i) bucket.push_back(ranked[static_cast<size_t>(i)].second);
+    }
+    for (size_t at = 0; at < bucket.size(); ++at) {
+      if (calls.stopped() || k->stopped) return;
+      const int id = bucket[at];
+      ++expanded;
+      const Node node = nodes[static_cast<size_t>(id)];  // a copy: nodes grows below
+      const Block& blk = blocks[node.key.block];
+      SplitTable& table = tables[node.table];
+      if (beam > 0) {  // keep the `beam` labels of least bound
+        std::vector<std::pair<double, std::pair<int, int>>> ranked;
+        for (int j = 0; j <= L; ++j) {
+          for (int li = 0; li < static_cast<int>(table[j].size()); ++li) ranked.push_back({label_bound(table[j][li], j), {j, li}});
+        }
+        if (static_cast<int>(ranked.size()) > beam) {
+          std::stable_sort(ranked.begin(), ranked.end());
+          SplitTable kept(static_cast<size_t>(L) + 1);
+          for (int i = 0; i < beam; ++i) kept[ranked[i].second.first].push_back(table[ranked[i].second.first][ranked[i].second.second]);
+          for (int j = 0; j <= L; ++j) table[j] = std::move(kept[j]);
+        }
+      }
+      bool any = false;
+      for (int j = 0; j < L && !any; ++j) any = !table[j].empty();
+      if (!any) continue;
+      // Its labels belong to their orders extended by this block.
+      for (auto& cell : table) {
+        for (SplitLabel& lab : cell) lab.prefix = prefix_of(lab.prefix, node.key.block);
+      }
+      const double rate = rate_of(node.placed);
+      // The pending stage's next link: inside the block, or to the block behind.
+      StageLinks pending;
+      if (blk.shape.pp > 1) pending.next = inner_link(blk, 0);
+      else if (node.key.behind >= 0) pending.next = boundary(blk, blocks[node.key.behind]).next;
+      // As the first stage: mesh 0's micro-batch, the tied first and last stage, search.pp.
+      const bool mbs_ok = search_allows(first_mbs, blk.mbs);
+      bool tied_ok = true;
+      if (tied) {
+        const int tp_last = node.key.last / 1000003, dp_last = node.key.last % 1000003;
+        tied_ok = blk.shape.tp == tp_last &&
+                  (!s.training.use_distributed_optimizer || blk.shape.dp == dp_last || blk.shape.dp % dp_last == 0 ||
+                   dp_last % blk.shape.dp == 0);
+      }
+      if (mbs_ok && tied_ok && search_allows(s.search.pp, r)) {
+        ++closed;
+        // Complete plans of one set of groups bill one rate: they are compared with each other
+        // only (another set's plan may be slower and cheaper: the Pareto front keeps both).
+        SplitTable& fin = tables[closing];
+        fin[L].clear();
+        if (push(table, node.table, fin, node.key.block, r, true, pending, node.key.block, r, 0, rate)) {
+          finals.insert(finals.end(), fin[L].begin(), fin[L].end());
+        }
+      }
+      // A block of another class in front of it.
+      const std::string& type = classes[blk.cls].type;
+      for (size_t c2 = 0; c2 < classes.size(); ++c2) {
+        if (node.placed[c2] == static_cast<int>(classes[c2].groups.size())) continue;
+        // FlagScale's rank order: one device type's meshes adjacent.
+        if (classes[c2].type != type) {
+          bool placed_type = false;
+          for (size_t c = 0; c < classes.size(); ++c) placed_type = placed_type || (node.placed[c] > 0 && classes[c].type == classes[c2].type);
+          if (placed_type) continue;
+        }
+        placed2 = node.placed;
+        ++placed2[c2];
+        const long long remaining = remaining_of(placed2);
+        const double rate2 = rate_of(placed2);
+        if (!objective_admits(s.search, rate2)) continue;
+        for (int b2 : blocks_of[c2]) {
+          const Block& nb = blocks[b2];
+          const int pp2 = nb.shape.pp, r2 = r + pp2;
+          if (r2 > L) continue;
+          const StageLinks edge = boundary(nb, blk);
+          StageLinks links = pending;
+          links.prev = edge.prev;
+          // Tables that end with no label are given back (the last ones made).
+          const size_t mark = tables_used;
+          int from = new_table();
+          bool alive = push(table, node.table, tables[from], node.key.block, r, false, links, b2, r2, remaining, rate2);
+          for (int d = r + 1; d < r2 && alive; ++d) {  // nb's local stage r2 - d
+            const int local = r2 - d;
+            StageLinks inner;
+            inner.prev = inner_link(nb, local - 1);
+            inner.next = d == r + 1 ? edge.next : inner_link(nb, local);
+            const int to = new_table();
+            alive = push(tables[from], from, tables[to], b2, d, false, inner, b2, r2, remaining, rate2);
+            from = to;
+          }
+          if (!alive) {
+            tables_used = mark;
+            if (calls.stopped() || k->stopped) return;
+            continue;
+          }
+          Node& x = node_of(placed2, b2, pp2 == 1 ? node.key.block : -1, r2, node.key.last);
+          // pp2 == 1: the new block's one stage is pending, its next link the edge.
+          SplitTable& dst = tables[x.table];
+          SplitTable& src = tables[from];
+          for (int j = 0; j <= L; ++j) {
+            for (const SplitLabel& lab : src[j]) insert_label_distinct(dst[j], lab, distinct, dominates, k);
+          }
+          if (calls.stopped() || k->stopped) return;
+        }
+      }
+    }
+  }
+  // The best plan of each prefix (group order and meshes), best first: the sink keeps the k
+  // best and the Pareto front of them.
+  std::stable_sort(finals.begin(), finals.end(), [&](const SplitLabel& a, const SplitLabel& b) {
+    return a.sum_c + static_cast<double>(m - 1) * a.max_c + a.max_tail <
+           b.sum_c + static_cast<double>(m - 1) * b.max_c + b.max_tail;
+  });
+  std::vector<int> offered;
+  for (const SplitLabel& top : finals) {
+    if (std::find(offered.begin(), offered.end(), top.prefix) != offered.end()) continue;
+    offered.push_back(top.prefix);
+    HeteroDpPlan plan;
+    plan.objective_s = top.sum_c + static_cast<double>(m - 1) * top.max_c + top.max_tail;
+    // Blocks front to back: the prefix's chain.
+    std::vector<int> chain;
+    for (int p = top.prefix; p > 0; p = prefixes[p].first) chain.push_back(prefixes[p].second);
+    std::vector<int> taken(classes.size(), 0);
+    for (int b : chain) {
+      const Block& blk = blocks[b];
+      plan.order.push_back(classes[blk.cls].groups[taken[blk.cls]++]);
+      plan.meshes.push_back(blk.shape);
+    }
+    plan.micro_batch_size = blocks[chain.front()].mbs;
+    plan.rate = rate_of(taken);
+    // Stages front to back: the label chain.
+    const SplitLabel* lab = &top;
+    int j = L;
+    while (lab->prev_label >= 0) {
+      plan.layers.push_back(j - lab->prev_layers);
+      plan.option.push_back(lab->option);
+      j = lab->prev_layers;
+      lab = &tables[lab->prev_table][j][lab->prev_label];
+    }
+    plan.tag = run_id * (1LL << 32) + top.prefix;
+    calls.offer(plan);
+  }
+}
+
+// The capacity table's best assignment at caps a little above the least feasible one (the
+// blocks that hold the most layers, back to front), split exactly (hetero_split.hpp): a valid
+// plan at once, or none when the assignment breaks a pipeline rule or does not fit.
+bool HeteroDp::State::first_plan(const Calls& calls, long long run_id) {
+  if (blocks.empty() || feasible_cap <= 0 || calls.stopped()) return false;
+  for (double factor : {1.0, 1.1, 1.25}) {
+    compute_capacity(feasible_cap * factor);
+    std::vector<int> path;  // blocks, back to front
+    std::vector<int> left(classes.size());
+    for (size_t c = 0; c < classes.size(); ++c) left[c] = static_cast<int>(classes[c].groups.size());
+    int r = 0, held = 0;
+    while (held < L) {
+      const long long u = set_index(left);
+      int pick_c = -1, pick_b = -1, most = 0;
+      for (size_t cl = 0; cl < classes.size(); ++cl) {
+        if (left[cl] == 0) continue;
+        for (size_t at = 0; at < pps[cl].size(); ++at) {
+          const int pp = pps[cl][at];
+          if (r + pp > L || best_block[cl][at][r] < 0) continue;
+          const int n = best[cl][at][r] + front_of(u - strides[cl], r + pp).first;
+          if (n > most) most = n, pick_c = static_cast<int>(cl), pick_b = best_block[cl][at][r];
+        }
+      }
+      if (pick_b < 0) break;
+      path.push_back(pick_b);
+      held += best[pick_c][std::find(pps[pick_c].begin(), pps[pick_c].end(), blocks[pick_b].shape.pp) - pps[pick_c].begin()][r];
+      r += blocks[pick_b].shape.pp;
+      --left[pick_c];
+    }
+    if (held < L || r > L) continue;
+    std::reverse(path.begin(), path.end());  // front to back
+    HeteroDpPlan plan;
+    std::vector<int> taken(classes.size(), 0);
+    for (int b : path) {
+      plan.order.push_back(classes[blocks[b].cls].groups[taken[blocks[b].cls]++]);
+      plan.meshes.push_back(blocks[b].shape);
+    }
+    plan.micro_batch_size = blocks[path.front()].mbs;
+    std::vector<int> placeholder(static_cast<size_t>(r), 1);  // the split comes below
+    placeholder.back() = L - r + 1;
+    const PlanSpec p = hetero_plan_of(s, plan.order, plan.meshes, plan.micro_batch_size, placeholder,
+                                      std::vector<Recompute>(static_cast<size_t>(r), run.recompute.front()), run.offload);
+    // The search lists bound the space as the DP's closing does: mesh 0's micro-batch, the pp.
+    if (!search_allows(first_mbs, plan.micro_batch_size) || !search_allows(s.search.pp, r)) continue;
+    if (check_hetero_plan_rules(s, p)) continue;
+    HeteroSplitProblem prob;
+    prob.num_layers = L;
+    prob.links = hetero_stage_links(s.cluster, p);
+    prob.num_microbatches = m;
+    prob.max_stage_costs = counters->max_work;
+    int i = 0;
+    for (int b : path) {
+      for (int k = 0; k < blocks[b].shape.pp; ++k, ++i) {
+        std::vector<StageOption> opts;
+        for (size_t o = 0; o < blocks[b].models.size(); ++o) {
+          Mesh mesh = blocks[b].meshes[o];
+          mesh.pp = r;
+          opts.push_back({blocks[b].models[o], mesh});
+        }
+        prob.options.push_back(std::move(opts));
+      }
+    }
+    const std::optional<HeteroSplit> split = best_hetero_split(prob, counters);
+    ++closed;  // one pipeline split: an order of the budget
+    if (calls.stopped()) return false;
+    if (!split) continue;
+    plan.layers = split->layers;
+    plan.option = split->option;
+    plan.objective_s = split->objective_s;
+    plan.rate = rate_of(taken);
+    plan.tag = run_id * (1LL << 32) + (1LL << 31);  // apart from the exact search's prefixes
+    if (plan.objective_s < calls.threshold_s(plan.rate)) calls.offer(plan);
+    return true;
+  }
+  return false;
+}
+
+HeteroDp::HeteroDp(const Scenario& s, StageModelCache& cache, const HeteroRun& run,
+                   const std::vector<std::vector<HeteroShape>>& shapes, int distinct, SplitCounters* counters)
+    : st_(std::make_unique<State>(s, cache, run, distinct, counters)) {
+  st_->build(shapes);
+}
+
+HeteroDp::~HeteroDp() = default;
+
+double HeteroDp::lower_bound_s() { return st_->lower_bound(); }
+
+bool HeteroDp::first_plan(const Calls& calls, long long run_id) { return st_->first_plan(calls, run_id); }
+
+void HeteroDp::search(const Calls& calls, double below_s, long long run_id, int beam) {
+  st_->search(calls, below_s, run_id, beam);
+}
+
+long long HeteroDp::closed() const { return st_->closed; }
+
+long long HeteroDp::expanded() const { return st_->expanded; }
+
+long long HeteroDp::build_units() const {
+  long long units = 0;
+  for (const State::Block& b : st_->blocks) units += 8 + static_cast<long long>(b.terms.size()) * (st_->L / 4 + 1);
+  return units + static_cast<long long>(st_->classes.size()) * 8;
+}
+
+}  // namespace hapmoe

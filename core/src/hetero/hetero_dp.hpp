@@ -1,0 +1,90 @@
+// The exact hetero search of one run (tokens per micro-batch B = mesh 0's dp x micro-batch, one
+// recompute set, one optimizer offload fraction): a dynamic program over pipeline suffixes built
+// from the last stage forward, whose states are (GPU-group classes placed, the front block -- a
+// group class's mesh --, the stages placed, the last mesh's tp and dp when the first and last
+// stage share the embedding), and whose labels are the layer-split DP's (layer_split_dp.hpp) with
+// each stage's recompute option. Every group order and every mesh per group share the states
+// they reach, so the work grows with the states, not with the orders x meshes (147^8 x 8! on 512
+// GPUs of 8 types).
+//
+// A stage's cost depends on its position only through the stages after it (micro-batches in
+// flight: min(stages from the end, m); the last stage's output layer), so a suffix's cost does
+// not depend on what comes before it; a block's front stage is costed once the block in front of
+// it (its prev link, with the reshard pieces of both meshes) is known, or as the first stage.
+//
+// Before the labels, under a cap on every stage's per-micro-batch time (what the plans to beat
+// allow), a capacity table bounds how many layers the groups still to place can hold in front of
+// a state (each group's best mesh for its position, the lightest layers, the cheapest layer
+// times): a label whose layers behind and that capacity do not reach every layer is dropped. The
+// least cap at which all groups can hold every layer (and every MoE layer) bounds the run from
+// below.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "hetero/hetero_space.hpp"
+#include "search/candidate_cost.hpp"
+#include "search/layer_split_dp.hpp"
+
+namespace hapmoe {
+
+// One run of the hetero space.
+struct HeteroRun {
+  int tokens = 1;                    // B: sequences of one micro-batch over a mesh's DP ranks
+  std::vector<Recompute> recompute;  // each stage's options
+  double offload = 0;                // optimizer offload fraction of every mesh
+};
+
+// A plan the DP found: groups front to back (one mesh each), per stage layers and option.
+struct HeteroDpPlan {
+  std::vector<int> order;
+  std::vector<HeteroShape> meshes;
+  int micro_batch_size = 1;  // mesh 0's
+  std::vector<int> layers, option;
+  double objective_s = 0;
+  double rate = 0;     // USD per hour the plan bills
+  long long tag = 0;   // the same for every plan of one group order and meshes in this run
+};
+
+class HeteroDp {
+ public:
+  struct Calls {
+    std::function<double(double rate)> threshold_s;  // what a plan billing `rate` must beat
+    std::function<bool()> stopped;                   // the budget is spent
+    std::function<void(const HeteroDpPlan&)> offer;
+  };
+  // The run's blocks: every group's meshes that pass the rules with the run's micro-batch.
+  // shapes[g]: hetero_group_shapes(s, g). distinct: the plans kept per run (top_k). counters
+  // count the work (stage costs and label steps) and stop pushes at counters->max_work.
+  HeteroDp(const Scenario& s, StageModelCache& cache, const HeteroRun& run,
+           const std::vector<std::vector<HeteroShape>>& shapes, int distinct, SplitCounters* counters);
+  ~HeteroDp();
+  HeteroDp(const HeteroDp&) = delete;
+  HeteroDp& operator=(const HeteroDp&) = delete;
+
+  // A lower bound on every plan of the run (1e300: none fits): the layers' least times plus
+  // (m - 1) x the least cap at which the groups can hold the layers.
+  double lower_bound_s();
+  // A valid plan at once (after lower_bound_s): the capacity table's best assignment of meshes,
+  // split exactly; false when it has none (it breaks a pipeline rule or does not fit).
+  bool first_plan(const Calls& calls, long long run_id);
+  // Offers the run's best plans (up to `distinct` group orders and meshes) below both
+  // calls.threshold_s and below_s. run_id tags them apart from other runs' plans. beam > 0: each
+  // state keeps its `beam` labels of least bound and each stage count its beam x 16 states of
+  // least bound (not exact: a quick first plan).
+  void search(const Calls& calls, double below_s, long long run_id, int beam = 0);
+  // States the last search closed as the pipeline's front (complete plans tried) and states it
+  // extended (each a set of groups placed with a front mesh and a stage count).
+  long long closed() const;
+  long long expanded() const;
+  // The work of building the run, in the budget's entry units (its meshes' rules, cost models
+  // and bound terms; ~0.4 us each natively).
+  long long build_units() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> st_;
+};
+
+}  // namespace hapmoe

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 
 #include "hetero/hetero_search.hpp"
 #include "hetero_fixtures.hpp"
@@ -135,4 +136,37 @@ TEST_CASE("hetero search equals the brute force on 300 generated instances") {
   CHECK(with_plan <= kInstances - kInstances / 10);  // some instances have no plan at all
   CHECK(three_groups >= kInstances / 5);
   CHECK(twins >= kInstances / 10);
+}
+
+// One plan per entry (group order, meshes, micro-batch, offload fraction): the k plans the search
+// returns are the k best entries of the brute force, each at its best split and recompute.
+TEST_CASE("hetero search's top k are the k best entries of the brute force (120 instances)") {
+  Rng rng{20261206};
+  int compared = 0, with_three = 0;
+  for (int i = 0; i < 120; ++i) {
+    Instance in = generate(rng);
+    in.search["top_k"] = 3;
+    in.search["recompute"] = json::array({"none", "full"});  // the brute force's per-stage choices
+    CAPTURE(i);
+    CAPTURE(in.cluster.dump());
+    CAPTURE(in.search.dump());
+    const Scenario s = hetero_scenario(in.model, in.cluster, in.search, in.seq_length);
+    std::map<std::string, double> entries;
+    hetero_brute_force(s, nullptr, nullptr, &entries);
+    std::vector<double> want;
+    for (const auto& [key, t] : entries) want.push_back(t);
+    std::sort(want.begin(), want.end());
+    if (want.size() > 3) want.resize(3);
+    auto r = hetero_search(s);
+    REQUIRE(r.ok());
+    CHECK(!r.value().stats.budget_reached);
+    REQUIRE(r.value().plans.size() == want.size());
+    for (size_t p = 0; p < want.size(); ++p) {
+      CHECK(r.value().plans[p].metrics.iteration_time_s == doctest::Approx(want[p]).epsilon(1e-9));
+    }
+    compared += !want.empty();
+    with_three += want.size() == 3;
+  }
+  MESSAGE("compared " << compared << " instances, " << with_three << " with three entries");
+  CHECK(compared >= 60);
 }

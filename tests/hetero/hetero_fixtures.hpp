@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "hapmoe/hetero_plan.hpp"
@@ -60,8 +62,12 @@ inline StagePlan hetero_stage(int group, const std::string& gpu, int layers, int
 // when unset). *best_ignoring_memory (optional): the same minimum over every plan the rules pass,
 // fitting in memory or not (memory binds where the two differ).
 // *points (optional): (iteration time, USD per hour billed) of every plan that fits.
+// *entries (optional): the best time of each (group classes in order, meshes, micro-batch,
+// offload fraction) that fits -- the search keeps one plan of each (identical groups, the same
+// class, are one entry).
 inline double hetero_brute_force(const Scenario& s, double* best_ignoring_memory = nullptr,
-                                 std::vector<std::pair<double, double>>* points = nullptr) {
+                                 std::vector<std::pair<double, double>>* points = nullptr,
+                                 std::map<std::string, double>* entries = nullptr) {
   const int L = s.model.num_layers, groups = static_cast<int>(s.cluster.groups.size());
   const std::vector<double> fractions = s.search.optimizer_offload_fraction.empty()
                                             ? std::vector<double>{0}
@@ -121,6 +127,20 @@ inline double hetero_brute_force(const Scenario& s, double* best_ignoring_memory
                   const double t = ev.value().metrics.iteration_time_s;
                   if (ev.value().metrics.fits_memory) best = std::min(best, t);
                   if (points && ev.value().metrics.fits_memory) points->emplace_back(t, ev.value().metrics.cost_per_hour);
+                  if (entries && ev.value().metrics.fits_memory) {
+                    std::string key = std::to_string(mbs) + "/" + std::to_string(f);
+                    for (size_t i = 0; i < order.size(); ++i) {
+                      int cls = order[i];  // the lowest-index identical group
+                      for (int h = 0; h < order[i]; ++h) {
+                        if (s.cluster.groups[h] == s.cluster.groups[order[i]]) { cls = h; break; }
+                      }
+                      key += "|" + std::to_string(cls) + ":" + std::to_string(meshes[i].tp) + "," +
+                             std::to_string(meshes[i].ep) + "," + std::to_string(meshes[i].etp) + "," +
+                             std::to_string(meshes[i].dp) + "," + std::to_string(meshes[i].pp);
+                    }
+                    auto it = entries->find(key);
+                    if (it == entries->end() || t < it->second) (*entries)[key] = t;
+                  }
                   if (best_ignoring_memory) any = std::min(any, t);
                 }
               }

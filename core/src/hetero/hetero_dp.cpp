@@ -155,7 +155,8 @@ struct HeteroDp::State {
   }
 
   void build(const std::vector<std::vector<HeteroShape>>& shapes);
-  void compute_capacity(double c);
+  // times: also the least-time table (the bisection on the cap needs the capacities alone).
+  void compute_capacity(double c, bool times = true);
   void memory_capacity();  // mem_cap, mem_cap_moe (they do not depend on the cap)
   std::vector<std::vector<int>> mem_cap, mem_cap_moe;  // [block][option * (L + 2) + d]
   std::vector<std::vector<std::vector<int>>> best, best_moe, best_block;  // compute_capacity's
@@ -315,16 +316,16 @@ void HeteroDp::State::memory_capacity() {
   }
 }
 
-void HeteroDp::State::compute_capacity(double c) {
+void HeteroDp::State::compute_capacity(double c, bool times) {
   cap = c;
   capacity_on = sets * (L + 2) <= kMaxCapacityCells;
   // Its work, in label steps: the stage capacities, then per set the front and, when small
   // enough, the least-time table (a convolution per set: L^2).
   long long steps = 0;
   for (const Block& b : blocks) steps += static_cast<long long>(b.terms.size()) * (L + 2);
-  const bool with_sigma = capacity_on && sets * static_cast<long long>(L + 1) * (L + 1) <= kMaxSigmaSteps;
+  const bool with_sigma = times && capacity_on && sets * static_cast<long long>(L + 1) * (L + 1) <= kMaxSigmaSteps;
   if (capacity_on) steps += sets * (L + 2) * static_cast<long long>(classes.size()) * 4;
-  if (with_sigma) steps += sets * static_cast<long long>(L + 1) * (L + 1);
+  if (with_sigma) steps += sets * static_cast<long long>(L + 1) * (L + 1) / 8;  // a min and an add each
   counters->label_steps += steps;
   if (mem_cap.size() != blocks.size()) memory_capacity();
   stage_cap.resize(blocks.size());
@@ -456,7 +457,7 @@ double HeteroDp::State::lower_bound() {
   const long long all = sets - 1;  // every class at its count (the last index)
   const int V = L + 1;
   auto holds = [&](double c) {
-    compute_capacity(c);
+    compute_capacity(c, false);
     const auto [n, n_moe] = front_of(all, 0);
     return n >= L && (num_moe == 0 || n_moe >= num_moe);
   };
@@ -812,31 +813,59 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
 // plan at once, or none when the assignment breaks a pipeline rule or does not fit.
 bool HeteroDp::State::first_plan(const Calls& calls, long long run_id) {
   if (blocks.empty() || feasible_cap <= 0 || calls.stopped()) return false;
-  for (double factor : {1.0, 1.1, 1.25}) {
+  // The tp of the first and last mesh (equal when they share the embedding): each tried.
+  std::vector<int> tps = {0};
+  if (tied) {
+    tps.clear();
+    for (const Block& b : blocks) {
+      if (std::find(tps.begin(), tps.end(), b.shape.tp) == tps.end()) tps.push_back(b.shape.tp);
+    }
+  }
+  // The capacities are optimistic (the lightest layers, no stage extras): larger caps and more
+  // room than the layers need are tried too.
+  for (double factor : {1.0, 1.1, 1.25, 1.5}) {
+   const int want = static_cast<int>(std::ceil(L * factor));
+   for (int tp : tps) {
     compute_capacity(feasible_cap * factor);
-    std::vector<int> path;  // blocks, back to front
+    // Back to front, the block that with the most the rest could hold holds the most; the last
+    // block (first picked) and the front one (the one that completes the layers) meet the
+    // pipeline's rules for the first and last mesh.
+    std::vector<int> path;
     std::vector<int> left(classes.size());
     for (size_t c = 0; c < classes.size(); ++c) left[c] = static_cast<int>(classes[c].groups.size());
     int r = 0, held = 0;
-    while (held < L) {
+    while (held < want) {
       const long long u = set_index(left);
-      int pick_c = -1, pick_b = -1, most = 0;
+      int pick = -1, pick_held = 0, most = 0;
       for (size_t cl = 0; cl < classes.size(); ++cl) {
         if (left[cl] == 0) continue;
-        for (size_t at = 0; at < pps[cl].size(); ++at) {
-          const int pp = pps[cl][at];
-          if (r + pp > L || best_block[cl][at][r] < 0) continue;
-          const int n = best[cl][at][r] + front_of(u - strides[cl], r + pp).first;
-          if (n > most) most = n, pick_c = static_cast<int>(cl), pick_b = best_block[cl][at][r];
+        const int rest = front_of(u - strides[cl], 0).first;  // any position: a loose guide
+        for (int b : blocks_of[cl]) {
+          const Block& blk = blocks[b];
+          if (r + blk.shape.pp > L) continue;
+          if (path.empty() && tp > 0 && blk.shape.tp != tp) continue;
+          int n = 0;
+          for (int k = 1; k <= blk.shape.pp; ++k) n += stage_cap[b][r + k];
+          if (n == 0) continue;
+          if (held + n >= want) {  // this block would be the first mesh
+            if (!search_allows(first_mbs, blk.mbs)) continue;
+            if (tied && !path.empty()) {
+              const HeteroShape& back = blocks[path.front()].shape;
+              const bool dp_ok = !s.training.use_distributed_optimizer || back.dp % blk.shape.dp == 0 || blk.shape.dp % back.dp == 0;
+              if (blk.shape.tp != back.tp || !dp_ok) continue;
+            }
+          }
+          const int score = std::min(want, held + n) + (held + n >= want ? want : rest);
+          if (score > most) most = score, pick = b, pick_held = n;
         }
       }
-      if (pick_b < 0) break;
-      path.push_back(pick_b);
-      held += best[pick_c][std::find(pps[pick_c].begin(), pps[pick_c].end(), blocks[pick_b].shape.pp) - pps[pick_c].begin()][r];
-      r += blocks[pick_b].shape.pp;
-      --left[pick_c];
+      if (pick < 0) break;
+      path.push_back(pick);
+      held += pick_held;
+      r += blocks[pick].shape.pp;
+      --left[blocks[pick].cls];
     }
-    if (held < L || r > L) continue;
+    if (held < want || r > L) continue;
     std::reverse(path.begin(), path.end());  // front to back
     HeteroDpPlan plan;
     std::vector<int> taken(classes.size(), 0);
@@ -880,6 +909,7 @@ bool HeteroDp::State::first_plan(const Calls& calls, long long run_id) {
     plan.tag = run_id * (1LL << 32) + (1LL << 31);  // apart from the exact search's prefixes
     if (plan.objective_s < calls.threshold_s(plan.rate)) calls.offer(plan);
     return true;
+   }
   }
   return false;
 }

@@ -41,6 +41,7 @@ Expected<SearchResult> search_with_offload_fallback(const Scenario& s, const Sea
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   const double kth = r->plans.size() < k ? above : r->plans.back().metrics.objective_value;
   SearchBudget left = remaining_budget(budget, r->stats.work);
+  left.prune_above = kth;  // the engines' builds leave out what cannot beat it
   for (const auto& p : front_points(r->pareto)) left.front_seed.push_back(p);  // the fronts are merged
   auto retry = pass(*offload, scaled_control(control, kFirstPassShare, 1 - kFirstPassShare), left, kth);
   if (!retry.ok()) return r;

@@ -119,6 +119,16 @@ struct EntryBuilder : SearchContext {
     // groups, ~150 ns with 64).
     const long long classes = 1 + *std::max_element(space.group_class().begin(), space.group_class().end());
     const long long units = 1 + classes / 32;
+    // A search that only wants plans below a time (the planner's second search within the memory
+    // margin, the offload retry) leaves out the shapes no group set of which can beat it.
+    if (budget.prune_above < 1e300) {
+      for (size_t i = 0; i < n; ++i) {
+        if (counts[i] > 0 && shape_lower_bound_s(space.shapes()[i]) >= budget.prune_above) {
+          st.pruned["entry_lower_bound"] += counts[i];
+          counts[i] = 0;
+        }
+      }
+    }
     const std::vector<long long> allowed = walk_allowance(counts, budget.max_group_sets / units);
     for (size_t i = 0; i < n; ++i) {
       if (i % 64 == 0 && past_deadline(budget)) {
@@ -149,6 +159,44 @@ struct EntryBuilder : SearchContext {
   }
 
  private:
+  // A lower bound on every group set of the shape: the set of all its groups has the most stages
+  // and the least layer times, so the fractional bound (sum_c / v + (m - 1/v) max c, max c at
+  // least the layers, and the MoE layers, over the stages' speed, and sum_c / pp) of that set holds
+  // for each; with the EP overlap decided by pp, the lesser of both.
+  double shape_lower_bound_s(const MeshShape& shape) {
+    GroupSet all;
+    for (size_t g = 0; g < shape.stages_per_group().size(); ++g) {
+      if (shape.stages_per_group()[g] > 0) all.groups.push_back(static_cast<int>(g));
+    }
+    if (all.groups.empty()) return 1e300;
+    Mesh mesh = space.mesh_for(shape, all);
+    const long long m = num_microbatches(s.training, mesh);
+    double least = 1e300;
+    for (bool overlap : {false, true}) {
+      if (overlap != mesh.ep_comm_overlap && !shape.ep_overlap_auto) continue;
+      Mesh x = mesh;
+      x.ep_comm_overlap = overlap;
+      std::vector<const GroupLayerTimes*> tv;
+      double per_s = 0, moe_per_s = 0;
+      int pp = 0;
+      for (int g : all.groups) {
+        tv.push_back(&times.get(cache.get(x, g)));
+        const int stages = shape.stages_per_group()[g];
+        pp += stages;
+        per_s += stages / tv.back()->min_layer_s;
+        if (tv.back()->cheapest_moe_sum_s.size() > 1) moe_per_s += stages / tv.back()->cheapest_moe_sum_s[1];
+      }
+      const int L = s.model.num_layers;
+      const int num_moe = static_cast<int>(tv.front()->cheapest_moe_sum_s.size()) - 1;
+      const double sum_c = cheapest_layers_sum_s(tv, L);
+      double max_c = std::max(sum_c / pp, L / per_s);
+      if (num_moe > 0 && num_moe < L) max_c = std::max(max_c, num_moe / moe_per_s);
+      const double v = std::max(1, x.vpp);
+      least = std::min(least, sum_c / v + (static_cast<double>(m) - 1 / v) * max_c);
+    }
+    return least;
+  }
+
   struct PipelineRule {
     int pp;
     std::string_view rule;  // "" = passes

@@ -26,6 +26,8 @@ namespace {
 constexpr double kGuessOver = 0.02;
 // ... up to this share above it; past it, below the k-th plan.
 constexpr double kGuessMax = 1.0;
+// The runs whose DPs are kept between levels.
+constexpr size_t kLiveRuns = 6;
 // The bound of a run whose meshes cannot hold every layer.
 constexpr double kInfeasibleRun = 1e299;
 // The step from one level to the next once plans are found (before: x2).
@@ -33,12 +35,12 @@ constexpr double kGuessStepFound = 1.25;
 
 class HeteroSearch {
  public:
-  // offload: the plan-level optimizer offload fraction every stage's mesh gets.
+  // fractions: the optimizer offload fractions (one per plan, every mesh's) searched together.
   // Only plans faster than prune_above are kept.
-  HeteroSearch(const Scenario& s, double offload, const SearchControl& control,
+  HeteroSearch(const Scenario& s, std::vector<double> fractions, const SearchControl& control,
                const SearchBudget& budget, double prune_above, SearchResult& r)
       : s_(s),
-        offload_(offload),
+        fractions_(std::move(fractions)),
         control_(control),
         budget_(budget),
         r_(r),
@@ -63,13 +65,24 @@ class HeteroSearch {
   }
 
  private:
-  // One run: tokens per micro-batch B, a recompute set; its lower bound and DP (kept between
-  // the levels: its blocks and bounds are built once).
+  // One run: tokens per micro-batch B, a recompute set, an offload fraction; its lower bound.
   struct Run {
     double bound_s;
     HeteroRun run;
-    std::unique_ptr<HeteroDp> dp;
   };
+
+  // A run's DP, with its bound computed: the last kLiveRuns built are kept (a run is searched once
+  // per level; each DP holds its meshes' bound terms and tables).
+  HeteroDp& dp_of(size_t i) {
+    for (auto& [id, dp] : live_) {
+      if (id == i) return *dp;
+    }
+    auto dp = std::make_unique<HeteroDp>(s_, cache_, runs_[i].run, shapes_, std::max(1, s_.search.top_k), &counters_);
+    dp->lower_bound_s();
+    if (live_.size() >= kLiveRuns) live_.erase(live_.begin());
+    live_.emplace_back(i, std::move(dp));
+    return *live_.back().second;
+  }
 
   // Every (B, recompute set) with its lower bound, in order of the bound.
   void build_runs() {
@@ -111,30 +124,36 @@ class HeteroSearch {
         if (objective_admits(s_.search, rate)) least_rate_ = std::min(least_rate_, rate);
       }
     }
-    for (int b : tokens) {
-      for (const std::vector<Recompute>& set : hetero_recompute_sets(s_)) {
-        if (past_deadline(budget_)) {
-          st_.reached("seconds");
-          return;
+    for (double offload : fractions_) {
+      for (int b : tokens) {
+        for (const std::vector<Recompute>& set : hetero_recompute_sets(s_)) {
+          if (past_deadline(budget_)) {
+            st_.reached("seconds");
+            return sort_runs();
+          }
+          if (entry_units_ >= budget_.max_entries) {
+            st_.reached("entries");
+            return sort_runs();
+          }
+          const HeteroRun run{b, set, offload};
+          HeteroDp dp(s_, cache_, run, shapes_, std::max(1, s_.search.top_k), &counters_);
+          entry_units_ += dp.build_units();
+          ++st_.candidates;
+          double bound = dp.lower_bound_s();
+          if (bound >= 1e300) {
+            // No assignment of its meshes holds every layer: it sorts last, and is searched only
+            // while no plan is found (its stage costs give the diagnosis its memory shortfall).
+            ++st_.pruned["stage_memory_bound"];
+            bound = kInfeasibleRun;
+          }
+          runs_.push_back({bound, run});
         }
-        if (entry_units_ >= budget_.max_entries) {
-          st_.reached("entries");
-          return;
-        }
-        HeteroRun run{b, set, offload_};
-        auto dp = std::make_unique<HeteroDp>(s_, cache_, run, shapes_, std::max(1, s_.search.top_k), &counters_);
-        entry_units_ += dp->build_units();
-        ++st_.candidates;
-        double bound = dp->lower_bound_s();
-        if (bound >= 1e300) {
-          // No assignment of its meshes holds every layer: it sorts last, and is searched only
-          // while no plan is found (its stage costs give the diagnosis its memory shortfall).
-          ++st_.pruned["stage_memory_bound"];
-          bound = kInfeasibleRun;
-        }
-        runs_.push_back({bound, run, std::move(dp)});
       }
     }
+    sort_runs();
+  }
+
+  void sort_runs() {
     std::stable_sort(runs_.begin(), runs_.end(), [](const Run& a, const Run& b) { return a.bound_s < b.bound_s; });
   }
 
@@ -154,7 +173,7 @@ class HeteroSearch {
     // the budget ends the exact passes, and an incumbent for them).
     for (size_t i = 0; i < runs_.size() && runs_[i].bound_s < kInfeasibleRun; ++i) {
       if (runs_[i].bound_s >= top_.threshold_s(least_rate_)) break;
-      first_plan(runs_[i], static_cast<long long>(i));
+      first_plan(i);
     }
     double over = kGuessOver;
     for (int level = 0; over <= kGuessMax; ++level) {
@@ -182,7 +201,7 @@ class HeteroSearch {
         if (level < 0) st_.pruned["entry_lower_bound"] += static_cast<long long>(runs_.size() - i);
         break;
       }
-      if (!search_run(runs_[i], static_cast<long long>(i), below)) {
+      if (!search_run(i, below)) {
         for (size_t e = i; e < runs_.size(); ++e) st_.entries_unsearched += runs_[e].bound_s < top_.threshold_s(least_rate_);
         return false;
       }
@@ -191,23 +210,23 @@ class HeteroSearch {
   }
 
   // The run's first plan (HeteroDp::first_plan).
-  void first_plan(const Run& run, long long id) {
-    run.dp->first_plan(calls_of(run), id);
+  void first_plan(size_t i) {
+    HeteroDp& dp = dp_of(i);
+    dp.first_plan(calls_of(runs_[i], dp), static_cast<long long>(i));
   }
 
   // One run's plans below `below` and the sink's threshold; false when the budget ended it.
-  bool search_run(const Run& run, long long id, double below, int beam = 0) {
-    HeteroDp& dp = *run.dp;
-    const HeteroDp::Calls calls = calls_of(run);
-    dp.search(calls, below, id, beam);
+  bool search_run(size_t i, double below) {
+    HeteroDp& dp = dp_of(i);
+    const HeteroDp::Calls calls = calls_of(runs_[i], dp);
+    dp.search(calls, below, static_cast<long long>(i));
     st_.evaluated += dp.closed();
     return !calls.stopped() && !counters_.stopped && !st_.cancelled;
   }
 
   // What a run's DP calls: the sink's threshold, the budget (its plans tried count as orders),
   // the sink.
-  HeteroDp::Calls calls_of(const Run& run) {
-    HeteroDp& dp = *run.dp;
+  HeteroDp::Calls calls_of(const Run& run, HeteroDp& dp) {
     HeteroDp::Calls calls;
     calls.threshold_s = [this](double rate) { return top_.threshold_s(rate); };
     calls.stopped = [this, &dp] {
@@ -221,7 +240,7 @@ class HeteroSearch {
     calls.offer = [this, &run](const HeteroDpPlan& p) {
       std::vector<Recompute> rc;
       for (int o : p.option) rc.push_back(run.run.recompute[static_cast<size_t>(o)]);
-      const PlanSpec plan = hetero_plan_of(s_, p.order, p.meshes, p.micro_batch_size, p.layers, rc, offload_);
+      const PlanSpec plan = hetero_plan_of(s_, p.order, p.meshes, p.micro_batch_size, p.layers, rc, run.run.offload);
       PlanEvaluation ev = evaluate_hetero_with_cache(s_, plan, cache_);
       std::string key = plan_key(ev.plan);
       top_.offer(p.objective_s, p.rate, std::move(key), std::move(ev), p.tag);
@@ -238,7 +257,7 @@ class HeteroSearch {
   }
 
   const Scenario& s_;
-  double offload_;
+  std::vector<double> fractions_;
   const SearchControl& control_;
   const SearchBudget& budget_;
   SearchResult& r_;
@@ -249,6 +268,7 @@ class HeteroSearch {
   SplitCounters counters_;
   std::vector<std::vector<HeteroShape>> shapes_;  // per group
   std::vector<Run> runs_;
+  std::vector<std::pair<size_t, std::unique_ptr<HeteroDp>>> live_;  // dp_of's, oldest first
   long long combinations_left_ = 0;  // of budget_.max_combinations, after the group shapes
   long long shapes_count_ = 0;
   long long entry_units_ = 0;  // the runs built, in the budget's entry units
@@ -256,31 +276,14 @@ class HeteroSearch {
   double last_progress_ = 0;
 };
 
-// One hetero search per offload fraction of search.optimizer_offload_fraction (0 when unset),
-// merged into the k best, each on what the earlier ones left of the budget; fraction i of n
-// reports progress within [i / n, (i + 1) / n].
+// The hetero search over every offload fraction of search.optimizer_offload_fraction (0 when
+// unset), their runs read together by bound.
 Expected<SearchResult> search_fractions(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
                                         double prune_above) {
   const auto& given = s.search.optimizer_offload_fraction;
-  const std::vector<double> fractions = given.empty() ? std::vector<double>{0} : given;
-  const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
-  std::optional<SearchResult> out;
-  SearchWork spent;
-  for (size_t i = 0; i < fractions.size(); ++i) {
-    SearchResult r;
-    const double n = static_cast<double>(fractions.size());
-    SearchBudget left = remaining_budget(budget, spent);
-    if (out) {  // the fronts are merged: the earlier fractions' points prune this one's
-      for (const auto& p : front_points(out->pareto)) left.front_seed.push_back(p);
-    }
-    HeteroSearch(s, fractions[i], scaled_control(control, i / n, 1 / n), left, prune_above, r).run();
-    spent += r.stats.work;
-    const bool cancelled = r.stats.cancelled;
-    out = out ? merge_results(std::move(*out), std::move(r), k) : std::move(r);
-    out->stats.cancelled = out->stats.cancelled || cancelled;
-    if (cancelled) break;
-  }
-  return std::move(*out);
+  SearchResult r;
+  HeteroSearch(s, given.empty() ? std::vector<double>{0} : given, control, budget, prune_above, r).run();
+  return r;
 }
 
 }  // namespace

@@ -36,9 +36,29 @@ constexpr double kBoundStep = 0.025;
 
 }  // namespace
 
+namespace {
+// The most of the lightest layers (`moe`: of the MoE layers alone) a stage holds in memory with
+// `in_flight` micro-batches (a prefix-sum search: bytes grow with n).
+int layers_in_memory(const GroupBoundTerms& t, double in_flight, bool moe) {
+  const std::vector<double>& bytes = moe ? t.lightest_moe_bytes : t.lightest_bytes;
+  const std::vector<double>& act = moe ? t.lightest_moe_act_bytes : t.lightest_act_bytes;
+  int lo = 0, hi = static_cast<int>(bytes.size()) - 1;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (bytes[mid] + in_flight * act[mid] + t.every_stage_bytes <= t.room_bytes * (1 + 1e-12)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+// The most of the cheapest layers whose times fit in c.
+int layers_in_time(const std::vector<double>& sum, double c) {
+  return static_cast<int>(std::upper_bound(sum.begin(), sum.end(), c * (1 + 1e-12)) - sum.begin()) - 1;
+}
+}  // namespace
+
 struct HeteroDp::State {
-  State(const Scenario& sc, StageModelCache& c, const HeteroRun& r, int k, SplitCounters* ctr)
-      : s(sc), cache(c), run(r), distinct(std::max(1, k)), counters(ctr), rates(sc.cluster) {}
+  State(const Scenario& sc, StageModelCache& c, const HeteroRun& r, int k, SplitCounters* ctr, StageCostMemos* m)
+      : s(sc), cache(c), run(r), distinct(std::max(1, k)), counters(ctr), rates(sc.cluster), memos(m) {}
 
   const Scenario& s;
   StageModelCache& cache;
@@ -69,7 +89,6 @@ struct HeteroDp::State {
     std::vector<const StageCostModel*> models;  // per option
     std::vector<Mesh> meshes;                   // per option (pp set per stage)
     std::vector<const GroupLayerTimes*> times;  // per option
-    std::vector<GroupBoundTerms> terms;         // per option
     std::vector<double> least_sum;              // [n]: its n cheapest layers, each at its least option
     long long stage_gpus() const { return static_cast<long long>(shape.tp) * shape.dp; }
   };
@@ -122,7 +141,7 @@ struct HeteroDp::State {
   size_t tables_used = 0;
   std::vector<std::pair<int, int>> prefixes;  // per prefix id: (parent, block); 0 = empty
   std::unordered_map<long long, int> prefix_ids;
-  StageCostMemos memos;
+  StageCostMemos* memos = nullptr;  // the search's (one store for every run: models differ)
   std::vector<SplitLabel> finals;  // complete plans (labels over every layer)
   long long closed = 0;
   long long expanded = 0;
@@ -146,7 +165,8 @@ struct HeteroDp::State {
     return it->second;
   }
   int new_table() {
-    counters->label_steps += L + 1;  // clearing its cells
+    // Making one (its cells, their first labels' room) costs about 8 label steps per cell.
+    counters->label_steps += 8LL * (L + 1);
     if (tables_used == tables.size()) tables.emplace_back();
     SplitTable& t = tables[tables_used];
     if (static_cast<int>(t.size()) < L + 1) t.resize(static_cast<size_t>(L) + 1);
@@ -157,9 +177,11 @@ struct HeteroDp::State {
   void build(const std::vector<std::vector<HeteroShape>>& shapes);
   // times: also the least-time table (the bisection on the cap needs the capacities alone).
   void compute_capacity(double c, bool times = true);
-  void memory_capacity();  // mem_cap, mem_cap_moe (they do not depend on the cap)
-  std::vector<std::vector<int>> mem_cap, mem_cap_moe;  // [block][option * (L + 2) + d]
+  // Per block: the most of the lightest layers (all; MoE) one of its stages holds in memory, by
+  // option and distance from the end ([option * (L + 2) + d]; they do not depend on the cap).
+  std::vector<std::vector<int>> mem_cap, mem_cap_moe;
   std::vector<std::vector<std::vector<int>>> best, best_moe, best_block;  // compute_capacity's
+  std::vector<int> cap_sum, cap_sum_moe;                                 // compute_capacity scratch
   std::vector<std::vector<int>> best_any, best_any_moe;                  // [class][r], non-increasing in r
   // The most layers the classes of `remaining` (a set index) hold in front of r stages.
   std::pair<int, int> front_of(long long remaining, int r) const {
@@ -179,6 +201,15 @@ struct HeteroDp::State {
   std::vector<std::vector<int>> pps;
   double feasible_cap = 0;  // lower_bound's least cap found to hold every layer
   bool first_plan(const Calls& calls, long long run_id);
+  // An assignment of first_plan's: its plan without the split, the split problem, its groups
+  // per class, and its proportional split (capacity_split) when that fits.
+  struct Candidate {
+    HeteroDpPlan plan;
+    HeteroSplitProblem prob;
+    std::optional<HeteroSplit> split;
+    std::vector<int> taken;
+  };
+  std::optional<Candidate> first_assignment(int want, int tp, bool fastest);
   double lower_bound();
   void search(const Calls& calls, double below_s, long long run_id, int beam);
 
@@ -244,7 +275,10 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
       PlanSpec p = hetero_plan_of(s, {g}, {h}, b.mbs, layers, std::vector<Recompute>(static_cast<size_t>(h.pp), Recompute::kNone),
                                   run.offload);
       if (check_hetero_plan_rules(s, p)) continue;
+      std::vector<int> cap_row, cap_row_moe;  // [o * (L + 2) + d]
       for (Recompute r : run.recompute) {
+        cap_row.push_back(0);  // d = 0: unused
+        cap_row_moe.push_back(0);
         p.stages.front().recompute = r;
         Mesh mesh = hetero_stage_mesh(p, 0);
         const StageCostModel* model = cache.get(mesh, g);
@@ -252,7 +286,14 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
         b.models.push_back(model);
         b.meshes.push_back(mesh);
         b.times.push_back(&t);
-        b.terms.push_back(group_bound_terms(s, *model, t, mesh));
+        // The most of the lightest layers (all; MoE) a stage holds in memory at each distance
+        // from the end (what the bound terms are needed for: they are not kept).
+        const GroupBoundTerms terms = group_bound_terms(s, *model, t, mesh);
+        for (int d = 1; d <= L + 1; ++d) {
+          const double in_flight = static_cast<double>(std::min<long long>(d, m));
+          cap_row.push_back(layers_in_memory(terms, in_flight, false));
+          cap_row_moe.push_back(layers_in_memory(terms, in_flight, true));
+        }
         for (int l = 0; l < L; ++l) least[l] = std::min(least[l], t.layer_s[l]);
         least_first_extra = std::min(least_first_extra, model->first_extra_s());
       }
@@ -263,6 +304,8 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
       std::sort(per_layer.begin(), per_layer.end());
       b.least_sum.assign(static_cast<size_t>(L) + 1, 0.0);
       for (int l = 0; l < L; ++l) b.least_sum[l + 1] = b.least_sum[l] + per_layer[l];
+      mem_cap.push_back(std::move(cap_row));
+      mem_cap_moe.push_back(std::move(cap_row_moe));
       blocks_of[c].push_back(static_cast<int>(blocks.size()));
       blocks.push_back(std::move(b));
     }
@@ -278,43 +321,6 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
   if (num_moe == L) num_moe = 0;  // all layers MoE: the all-layers bound is the MoE one
 }
 
-namespace {
-// The most of the lightest layers (`moe`: of the MoE layers alone) a stage holds in memory with
-// `in_flight` micro-batches (a prefix-sum search: bytes grow with n).
-int layers_in_memory(const GroupBoundTerms& t, double in_flight, bool moe) {
-  const std::vector<double>& bytes = moe ? t.lightest_moe_bytes : t.lightest_bytes;
-  const std::vector<double>& act = moe ? t.lightest_moe_act_bytes : t.lightest_act_bytes;
-  int lo = 0, hi = static_cast<int>(bytes.size()) - 1;
-  while (lo < hi) {
-    const int mid = lo + (hi - lo + 1) / 2;
-    if (bytes[mid] + in_flight * act[mid] + t.every_stage_bytes <= t.room_bytes * (1 + 1e-12)) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-// The most of the cheapest layers whose times fit in c.
-int layers_in_time(const std::vector<double>& sum, double c) {
-  return static_cast<int>(std::upper_bound(sum.begin(), sum.end(), c * (1 + 1e-12)) - sum.begin()) - 1;
-}
-}  // namespace
-
-void HeteroDp::State::memory_capacity() {
-  mem_cap.assign(blocks.size(), {});
-  mem_cap_moe.assign(blocks.size(), {});
-  for (size_t b = 0; b < blocks.size(); ++b) {
-    const Block& blk = blocks[b];
-    mem_cap[b].assign(blk.terms.size() * (static_cast<size_t>(L) + 2), 0);
-    mem_cap_moe[b].assign(blk.terms.size() * (static_cast<size_t>(L) + 2), 0);
-    for (size_t o = 0; o < blk.terms.size(); ++o) {
-      for (int d = 1; d <= L + 1; ++d) {
-        const double in_flight = static_cast<double>(std::min<long long>(d, m));
-        const size_t at = o * (static_cast<size_t>(L) + 2) + static_cast<size_t>(d);
-        mem_cap[b][at] = layers_in_memory(blk.terms[o], in_flight, false);
-        if (num_moe > 0) mem_cap_moe[b][at] = layers_in_memory(blk.terms[o], in_flight, true);
-      }
-    }
-  }
-}
 
 void HeteroDp::State::compute_capacity(double c, bool times) {
   cap = c;
@@ -322,19 +328,18 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   // Its work, in label steps: the stage capacities, then per set the front and, when small
   // enough, the least-time table (a convolution per set: L^2).
   long long steps = 0;
-  for (const Block& b : blocks) steps += static_cast<long long>(b.terms.size()) * (L + 2);
+  for (const Block& b : blocks) steps += static_cast<long long>(b.models.size()) * (L + 2);
   const bool with_sigma = times && capacity_on && sets * static_cast<long long>(L + 1) * (L + 1) <= kMaxSigmaSteps;
   if (capacity_on) steps += sets * (L + 2) * static_cast<long long>(classes.size()) * 4;
   if (with_sigma) steps += sets * static_cast<long long>(L + 1) * (L + 1) / 8;  // a min and an add each
   counters->label_steps += steps;
-  if (mem_cap.size() != blocks.size()) memory_capacity();
   stage_cap.resize(blocks.size());
   stage_cap_moe.resize(blocks.size());
   for (size_t b = 0; b < blocks.size(); ++b) {
     const Block& blk = blocks[b];
     stage_cap[b].assign(static_cast<size_t>(L) + 2, 0);
     stage_cap_moe[b].assign(static_cast<size_t>(L) + 2, 0);
-    for (size_t o = 0; o < blk.terms.size(); ++o) {
+    for (size_t o = 0; o < blk.models.size(); ++o) {
       const int in_time = layers_in_time(blk.times[o]->cheapest_sum_s, c);
       const int in_time_moe = num_moe > 0 ? layers_in_time(blk.times[o]->cheapest_moe_sum_s, c) : 0;
       const int* mem = &mem_cap[b][o * (static_cast<size_t>(L) + 2)];
@@ -352,6 +357,10 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   best_moe.assign(classes.size(), {});
   best_block.assign(classes.size(), {});
   pps.assign(classes.size(), {});
+  std::vector<int>& sum = cap_sum;  // prefix sums of a block's stage capacities by distance
+  std::vector<int>& sum_moe = cap_sum_moe;
+  sum.resize(static_cast<size_t>(W));
+  sum_moe.resize(static_cast<size_t>(W));
   for (size_t cl = 0; cl < classes.size(); ++cl) {
     for (int b : blocks_of[cl]) {
       const int pp = blocks[b].shape.pp;
@@ -362,12 +371,13 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
         best_moe[cl].push_back(std::vector<int>(W, 0));
         best_block[cl].push_back(std::vector<int>(W, -1));
       }
-      for (int r = 0; r + pp <= L; ++r) {
-        int n = 0, n_moe = 0;
-        for (int k = 1; k <= pp; ++k) {
-          n += stage_cap[b][r + k];
-          n_moe += stage_cap_moe[b][r + k];
-        }
+      sum[0] = sum_moe[0] = 0;
+      for (int d = 1; d <= L + 1; ++d) {
+        sum[d] = sum[d - 1] + stage_cap[b][d];
+        sum_moe[d] = sum_moe[d - 1] + stage_cap_moe[b][d];
+      }
+      for (int r = 0; r + pp <= L; ++r) {  // the block's stages at distances r+1..r+pp
+        const int n = sum[r + pp] - sum[r], n_moe = sum_moe[r + pp] - sum_moe[r];
         if (n > best[cl][at][r]) {
           best[cl][at][r] = n;
           best_block[cl][at][r] = b;
@@ -507,7 +517,7 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
   tables_used = 0;
   prefixes.assign(1, {-1, -1});
   prefix_ids.clear();
-  memos.reset(L);
+  memos->reset(L);
   finals.clear();
   closed = 0;
   const std::vector<int> total = [&] {
@@ -520,7 +530,7 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
   // stage), over layers [first_layer, first_layer + n), memoised per (d, first, model, links).
   auto stage_cost = [&](const Block& b, int o, int d, bool first, const StageLinks& links, int first_layer,
                         int n) -> const StageCostMemo::Item& {
-    StageCostMemo* memo = memos.get(2 * d + (first ? 1 : 0), b.models[o], links);
+    StageCostMemo* memo = memos->get(2 * d + (first ? 1 : 0), b.models[o], links);
     StageCostMemo::Item& item = memo ? memo->row(first_layer, n)[n] : scratch_item;
     if (!memo || !memo->known(item)) {
       Mesh mesh = b.meshes[o];
@@ -808,9 +818,55 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
   }
 }
 
-// The capacity table's best assignment at caps a little above the least feasible one (the
-// blocks that hold the most layers, back to front), split exactly (hetero_split.hpp): a valid
-// plan at once, or none when the assignment breaks a pipeline rule or does not fit.
+namespace {
+
+// The split with layers in proportion to `caps` (each stage at least one; largest remainders
+// first) and each stage's fastest option that fits, or nullopt when a stage does not fit.
+std::optional<HeteroSplit> capacity_split(const HeteroSplitProblem& p, const std::vector<int>& caps,
+                                          SplitCounters* counters) {
+  const int pp = static_cast<int>(caps.size()), L = p.num_layers;
+  if (pp < 1 || pp > L) return std::nullopt;
+  long long total = 0;
+  for (int c : caps) total += std::max(c, 1);
+  HeteroSplit r;
+  r.layers.assign(static_cast<size_t>(pp), 1);
+  std::vector<std::pair<double, int>> rest;  // (remainder, stage)
+  int placed = pp;
+  for (int i = 0; i < pp; ++i) {
+    const double share = static_cast<double>(std::max(caps[i], 1)) * (L - pp) / static_cast<double>(total);
+    const int whole = static_cast<int>(share);
+    r.layers[i] += whole;
+    placed += whole;
+    rest.push_back({share - whole, i});
+  }
+  std::stable_sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t x = 0; placed < L; ++x, ++placed) ++r.layers[rest[x % rest.size()].second];
+  r.option.assign(static_cast<size_t>(pp), 0);
+  for (int i = 0, first = 0; i < pp; first += r.layers[i], ++i) {
+    double least = std::numeric_limits<double>::infinity();
+    for (size_t o = 0; o < p.options[i].size(); ++o) {
+      const StageCost c = p.options[i][o].model->cost(i, first, r.layers[i], p.links[i], p.options[i][o].mesh);
+      ++counters->stage_costs;
+      if (usable_stage_cost(c) && c.per_microbatch_s() < least) {
+        least = c.per_microbatch_s();
+        r.option[i] = static_cast<int>(o);
+      }
+    }
+    if (least == std::numeric_limits<double>::infinity()) return std::nullopt;
+  }
+  const std::optional<double> objective = hetero_split_objective(p, r.layers, r.option, counters);
+  if (!objective) return std::nullopt;
+  r.objective_s = *objective;
+  return r;
+}
+
+}  // namespace
+
+// Assignments from the capacity table at caps a little above the least feasible one, back to
+// front by two rules (the block that holds the most layers; the one whose layers take the least
+// time per layer), each split in proportion to the capacities; the best of them then split
+// exactly below its proportional split (hetero_split.hpp): a valid plan at once, or none when
+// every assignment breaks a pipeline rule or does not fit.
 bool HeteroDp::State::first_plan(const Calls& calls, long long run_id) {
   if (blocks.empty() || feasible_cap <= 0 || calls.stopped()) return false;
   // The tp of the first and last mesh (equal when they share the embedding): each tried.
@@ -821,102 +877,160 @@ bool HeteroDp::State::first_plan(const Calls& calls, long long run_id) {
       if (std::find(tps.begin(), tps.end(), b.shape.tp) == tps.end()) tps.push_back(b.shape.tp);
     }
   }
-  // The capacities are optimistic (the lightest layers, no stage extras): larger caps and more
-  // room than the layers need are tried too.
-  for (double factor : {1.0, 1.1, 1.25, 1.5}) {
-   const int want = static_cast<int>(std::ceil(L * factor));
-   for (int tp : tps) {
-    compute_capacity(feasible_cap * factor);
-    // Back to front, the block that with the most the rest could hold holds the most; the last
-    // block (first picked) and the front one (the one that completes the layers) meet the
-    // pipeline's rules for the first and last mesh.
-    std::vector<int> path;
-    std::vector<int> left(classes.size());
-    for (size_t c = 0; c < classes.size(); ++c) left[c] = static_cast<int>(classes[c].groups.size());
-    int r = 0, held = 0;
-    while (held < want) {
-      const long long u = set_index(left);
-      int pick = -1, pick_held = 0, most = 0;
-      for (size_t cl = 0; cl < classes.size(); ++cl) {
-        if (left[cl] == 0) continue;
-        const int rest = front_of(u - strides[cl], 0).first;  // any position: a loose guide
-        for (int b : blocks_of[cl]) {
-          const Block& blk = blocks[b];
-          if (r + blk.shape.pp > L) continue;
-          if (path.empty() && tp > 0 && blk.shape.tp != tp) continue;
-          int n = 0;
-          for (int k = 1; k <= blk.shape.pp; ++k) n += stage_cap[b][r + k];
-          if (n == 0) continue;
-          if (held + n >= want) {  // this block would be the first mesh
-            if (!search_allows(first_mbs, blk.mbs)) continue;
-            if (tied && !path.empty()) {
-              const HeteroShape& back = blocks[path.front()].shape;
-              const bool dp_ok = !s.training.use_distributed_optimizer || back.dp % blk.shape.dp == 0 || blk.shape.dp % back.dp == 0;
-              if (blk.shape.tp != back.tp || !dp_ok) continue;
-            }
+  std::optional<Candidate> best, unsplit;  // the best proportional split; the first without one
+  // The capacities are optimistic (the lightest layers, no stage extras): more room than the
+  // layers need is asked for too. The least feasible cap favours many stages, whose bubble (the
+  // sum of the stage times) may cost far more than a larger cap: larger caps are tried.
+  for (double cap_factor : {1.0, 1.1, 1.25, 1.5, 2.0, 3.0}) {
+    compute_capacity(feasible_cap * cap_factor);
+    for (double room : {1.0, 1.1, 1.25}) {
+      const int want = static_cast<int>(std::ceil(L * room));
+      for (int tp : tps) {
+        for (bool fastest : {false, true}) {
+          std::optional<Candidate> c = first_assignment(want, tp, fastest);
+          if (calls.stopped()) return false;
+          if (!c) continue;
+          if (!c->split) {
+            if (!unsplit) unsplit = std::move(c);
+          } else if (!best || c->split->objective_s < best->split->objective_s) {
+            best = std::move(c);
           }
-          const int score = std::min(want, held + n) + (held + n >= want ? want : rest);
-          if (score > most) most = score, pick = b, pick_held = n;
         }
       }
-      if (pick < 0) break;
-      path.push_back(pick);
-      held += pick_held;
-      r += blocks[pick].shape.pp;
-      --left[blocks[pick].cls];
     }
-    if (held < want || r > L) continue;
-    std::reverse(path.begin(), path.end());  // front to back
-    HeteroDpPlan plan;
-    std::vector<int> taken(classes.size(), 0);
-    for (int b : path) {
-      plan.order.push_back(classes[blocks[b].cls].groups[taken[blocks[b].cls]++]);
-      plan.meshes.push_back(blocks[b].shape);
-    }
-    plan.micro_batch_size = blocks[path.front()].mbs;
-    std::vector<int> placeholder(static_cast<size_t>(r), 1);  // the split comes below
-    placeholder.back() = L - r + 1;
-    const PlanSpec p = hetero_plan_of(s, plan.order, plan.meshes, plan.micro_batch_size, placeholder,
-                                      std::vector<Recompute>(static_cast<size_t>(r), run.recompute.front()), run.offload);
-    // The search lists bound the space as the DP's closing does: mesh 0's micro-batch, the pp.
-    if (!search_allows(first_mbs, plan.micro_batch_size) || !search_allows(s.search.pp, r)) continue;
-    if (check_hetero_plan_rules(s, p)) continue;
-    HeteroSplitProblem prob;
-    prob.num_layers = L;
-    prob.links = hetero_stage_links(s.cluster, p);
-    prob.num_microbatches = m;
-    prob.max_stage_costs = counters->max_work;
-    int i = 0;
-    for (int b : path) {
-      for (int k = 0; k < blocks[b].shape.pp; ++k, ++i) {
-        std::vector<StageOption> opts;
-        for (size_t o = 0; o < blocks[b].models.size(); ++o) {
-          Mesh mesh = blocks[b].meshes[o];
-          mesh.pp = r;
-          opts.push_back({blocks[b].models[o], mesh});
-        }
-        prob.options.push_back(std::move(opts));
-      }
-    }
-    const std::optional<HeteroSplit> split = best_hetero_split(prob, counters);
-    ++closed;  // one pipeline split: an order of the budget
-    if (calls.stopped()) return false;
-    if (!split) continue;
-    plan.layers = split->layers;
-    plan.option = split->option;
-    plan.objective_s = split->objective_s;
-    plan.rate = rate_of(taken);
-    plan.tag = run_id * (1LL << 32) + (1LL << 31);  // apart from the exact search's prefixes
-    if (plan.objective_s < calls.threshold_s(plan.rate)) calls.offer(plan);
-    return true;
-   }
   }
-  return false;
+  Candidate* c = best ? &*best : unsplit ? &*unsplit : nullptr;
+  if (!c) return false;
+  // The exact split below the proportional one (cheap with 1,024 layers, where an exact split
+  // without an incumbent takes the whole budget).
+  std::optional<HeteroSplit> split = c->split;
+  if (split) c->prob.incumbent_s = split->objective_s;
+  if (std::optional<HeteroSplit> exact = best_hetero_split(c->prob, counters)) split = std::move(exact);
+  ++closed;  // one pipeline split: an order of the budget
+  if (!split) return false;
+  HeteroDpPlan& plan = c->plan;
+  plan.layers = split->layers;
+  plan.option = split->option;
+  plan.objective_s = split->objective_s;
+  plan.rate = rate_of(c->taken);
+  plan.tag = run_id * (1LL << 32) + (1LL << 31);  // apart from the exact search's prefixes
+  if (plan.objective_s < calls.threshold_s(plan.rate)) calls.offer(plan);
+  return !calls.stopped();
+}
+
+// One assignment of first_plan's (compute_capacity at its cap done): blocks picked back to
+// front until they hold `want` layers, the last block (first picked) of tp `tp` (0: any) and the
+// front one (the one that completes the layers) meeting the pipeline's rules for the first and
+// last mesh. fastest: the block whose layers take the least time per layer (else the one that,
+// with what the rest could hold, holds the most). Its proportional split when it fits.
+std::optional<HeteroDp::State::Candidate> HeteroDp::State::first_assignment(int want, int tp, bool fastest) {
+  std::vector<int> path, at_r;  // blocks back to front; per block, the stages behind it
+  std::vector<int> left(classes.size());
+  for (size_t c = 0; c < classes.size(); ++c) left[c] = static_cast<int>(classes[c].groups.size());
+  int r = 0, held = 0;
+  while (held < want) {
+    int pick = -1, pick_held = 0;
+    std::pair<double, double> most;
+    for (size_t cl = 0; cl < classes.size(); ++cl) {
+      if (left[cl] == 0) continue;
+      // FlagScale's rank order: a device type's meshes adjacent.
+      if (!path.empty() && classes[cl].type != classes[blocks[path.back()].cls].type) {
+        bool placed_type = false;
+        for (int b : path) placed_type = placed_type || classes[blocks[b].cls].type == classes[cl].type;
+        if (placed_type) continue;
+      }
+      // A loose guide to what the classes that may still follow hold: those of cl's type or of
+      // a type not yet placed, each at its best position.
+      int rest = 0;
+      for (size_t c2 = 0; c2 < classes.size(); ++c2) {
+        const int count = left[c2] - (c2 == cl ? 1 : 0);
+        if (count <= 0) continue;
+        bool ok = classes[c2].type == classes[cl].type;
+        if (!ok) {
+          ok = true;
+          for (int b : path) ok = ok && classes[blocks[b].cls].type != classes[c2].type;
+        }
+        if (ok) rest += count * best_any[c2][0];
+      }
+      for (int b : blocks_of[cl]) {
+        const Block& blk = blocks[b];
+        if (r + blk.shape.pp > L) continue;
+        if (path.empty() && tp > 0 && blk.shape.tp != tp) continue;
+        int n = 0;
+        for (int k = 1; k <= blk.shape.pp; ++k) n += stage_cap[b][r + k];
+        if (n == 0) continue;
+        const bool completes = held + n >= want;
+        if (completes) {  // this block would be the first mesh
+          if (!search_allows(first_mbs, blk.mbs)) continue;
+          if (tied && !path.empty()) {
+            const HeteroShape& back = blocks[path.front()].shape;
+            const bool dp_ok = !s.training.use_distributed_optimizer || back.dp % blk.shape.dp == 0 || blk.shape.dp % back.dp == 0;
+            if (blk.shape.tp != back.tp || !dp_ok) continue;
+          }
+        } else if (held + n + rest < want) {
+          continue;  // the classes that may follow cannot complete it
+        }
+        // fastest: a block that completes the layers first (the fewest stages), then the most
+        // layers per second of those it would hold.
+        const int used = std::min(n, std::min(want - held, L));
+        const std::pair<double, double> score =
+            fastest ? std::pair<double, double>{completes ? 1 : 0, used / std::max(blk.least_sum[static_cast<size_t>(used)], 1e-300)}
+                    : std::pair<double, double>{std::min(want, held + n) + (completes ? want : rest), 0};
+        if (pick < 0 || score > most) most = score, pick = b, pick_held = n;
+      }
+    }
+    if (pick < 0) break;
+    path.push_back(pick);
+    at_r.push_back(r);
+    held += pick_held;
+    r += blocks[pick].shape.pp;
+    --left[blocks[pick].cls];
+  }
+  if (held < want || r > L) return std::nullopt;
+  std::reverse(path.begin(), path.end());  // front to back
+  std::reverse(at_r.begin(), at_r.end());
+  Candidate c;
+  HeteroDpPlan& plan = c.plan;
+  c.taken.assign(classes.size(), 0);
+  for (int b : path) {
+    plan.order.push_back(classes[blocks[b].cls].groups[c.taken[blocks[b].cls]++]);
+    plan.meshes.push_back(blocks[b].shape);
+  }
+  plan.micro_batch_size = blocks[path.front()].mbs;
+  // The search lists bound the space as the DP's closing does: mesh 0's micro-batch, the pp.
+  if (!search_allows(first_mbs, plan.micro_batch_size) || !search_allows(s.search.pp, r)) return std::nullopt;
+  std::vector<int> placeholder(static_cast<size_t>(r), 1);  // the split comes later
+  placeholder.back() = L - r + 1;
+  const PlanSpec p = hetero_plan_of(s, plan.order, plan.meshes, plan.micro_batch_size, placeholder,
+                                    std::vector<Recompute>(static_cast<size_t>(r), run.recompute.front()), run.offload);
+  if (check_hetero_plan_rules(s, p)) return std::nullopt;
+  HeteroSplitProblem& prob = c.prob;
+  prob.num_layers = L;
+  prob.links = hetero_stage_links(s.cluster, p);
+  prob.num_microbatches = m;
+  prob.max_stage_costs = counters->max_work;
+  std::vector<int> stage_caps;  // front to back
+  for (size_t x = 0; x < path.size(); ++x) {
+    const Block& blk = blocks[path[x]];
+    for (int k = 0; k < blk.shape.pp; ++k) {
+      stage_caps.push_back(stage_cap[path[x]][at_r[x] + blk.shape.pp - k]);
+      std::vector<StageOption> opts;
+      for (size_t o = 0; o < blk.models.size(); ++o) {
+        Mesh mesh = blk.meshes[o];
+        mesh.pp = r;
+        opts.push_back({blk.models[o], mesh});
+      }
+      prob.options.push_back(std::move(opts));
+    }
+  }
+  c.split = capacity_split(prob, stage_caps, counters);
+  return c;
 }
 
 HeteroDp::HeteroDp(const Scenario& s, StageModelCache& cache, const HeteroRun& run,
-                   const std::vector<std::vector<HeteroShape>>& shapes, int distinct, SplitCounters* counters)
-    : st_(std::make_unique<State>(s, cache, run, distinct, counters)) {
+                   const std::vector<std::vector<HeteroShape>>& shapes, int distinct, SplitCounters* counters,
+                   StageCostMemos* memos)
+    : st_(std::make_unique<State>(s, cache, run, distinct, counters, memos)) {
   st_->build(shapes);
 }
 
@@ -936,7 +1050,7 @@ long long HeteroDp::expanded() const { return st_->expanded; }
 
 long long HeteroDp::build_units() const {
   long long units = 0;
-  for (const State::Block& b : st_->blocks) units += 8 + static_cast<long long>(b.terms.size()) * (st_->L / 4 + 1);
+  for (const State::Block& b : st_->blocks) units += 8 + static_cast<long long>(b.models.size()) * (st_->L / 4 + 1);
   return units + static_cast<long long>(st_->classes.size()) * 8;
 }
 

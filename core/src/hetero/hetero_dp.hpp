@@ -56,9 +56,11 @@ class HeteroDp {
   };
   // The run's blocks: every group's meshes that pass the rules with the run's micro-batch.
   // shapes[g]: hetero_group_shapes(s, g). distinct: the plans kept per run (top_k). counters
-  // count the work (stage costs and label steps) and stop pushes at counters->max_work.
+  // count the work (stage costs and label steps) and stop pushes at counters->max_work. memos:
+  // where searches keep stage costs (reset by each search; shared by the runs of a search).
   HeteroDp(const Scenario& s, StageModelCache& cache, const HeteroRun& run,
-           const std::vector<std::vector<HeteroShape>>& shapes, int distinct, SplitCounters* counters);
+           const std::vector<std::vector<HeteroShape>>& shapes, int distinct, SplitCounters* counters,
+           StageCostMemos* memos);
   ~HeteroDp();
   HeteroDp(const HeteroDp&) = delete;
   HeteroDp& operator=(const HeteroDp&) = delete;
@@ -67,7 +69,8 @@ class HeteroDp {
   // (m - 1) x the least cap at which the groups can hold the layers.
   double lower_bound_s();
   // A valid plan at once (after lower_bound_s): the capacity table's best assignment of meshes,
-  // split exactly; false when it has none (it breaks a pipeline rule or does not fit).
+  // split in proportion to the capacities and then exactly below that; false when it has none
+  // (it breaks a pipeline rule or does not fit) or the budget ended it.
   bool first_plan(const Calls& calls, long long run_id);
   // Offers the run's best plans (up to `distinct` group orders and meshes) below both
   // calls.threshold_s and below_s. run_id tags them apart from other runs' plans. beam > 0: each

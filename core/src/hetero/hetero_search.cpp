@@ -77,7 +77,7 @@ class HeteroSearch {
     for (auto& [id, dp] : live_) {
       if (id == i) return *dp;
     }
-    auto dp = std::make_unique<HeteroDp>(s_, cache_, runs_[i].run, shapes_, std::max(1, s_.search.top_k), &counters_);
+    auto dp = std::make_unique<HeteroDp>(s_, cache_, runs_[i].run, shapes_, std::max(1, s_.search.top_k), &counters_, &memos_);
     dp->lower_bound_s();
     if (live_.size() >= kLiveRuns) live_.erase(live_.begin());
     live_.emplace_back(i, std::move(dp));
@@ -136,7 +136,7 @@ class HeteroSearch {
             return sort_runs();
           }
           const HeteroRun run{b, set, offload};
-          HeteroDp dp(s_, cache_, run, shapes_, std::max(1, s_.search.top_k), &counters_);
+          HeteroDp dp(s_, cache_, run, shapes_, std::max(1, s_.search.top_k), &counters_, &memos_);
           entry_units_ += dp.build_units();
           ++st_.candidates;
           double bound = dp.lower_bound_s();
@@ -169,7 +169,7 @@ class HeteroSearch {
       search_pass(1e300, -1);
       return;
     }
-    // First plans, at once: each run's capacity assignment, split exactly (a plan to return when
+    // First plans, at once: each run's best capacity assignment, split (a plan to return when
     // the budget ends the exact passes, and an incumbent for them).
     for (size_t i = 0; i < runs_.size() && runs_[i].bound_s < kInfeasibleRun; ++i) {
       if (runs_[i].bound_s >= top_.threshold_s(least_rate_)) break;
@@ -266,6 +266,7 @@ class HeteroSearch {
   PlanSink top_;
   double least_rate_ = 0;  // the least rate of any plan (0 without prices)
   SplitCounters counters_;
+  StageCostMemos memos_;  // the runs' stage costs (a run's search resets it; its buffers stay)
   std::vector<std::vector<HeteroShape>> shapes_;  // per group
   std::vector<Run> runs_;
   std::vector<std::pair<size_t, std::unique_ptr<HeteroDp>>> live_;  // dp_of's, oldest first

@@ -343,7 +343,10 @@ bool same_link(const std::optional<Link>& a, const std::optional<Link>& b) {
 
 void StageCostMemos::reset(int num_layers) {
   keys_.clear();
-  index_.clear();
+  if (++gen_ == 0) {  // wrapped: every slot's generation is old again
+    std::fill(slot_gen_.begin(), slot_gen_.end(), 0);
+    gen_ = 1;
+  }
   // A memo holds at most one item per layer range: (L + 1)(L + 2) / 2.
   const size_t per_memo = static_cast<size_t>(num_layers + 1) * (num_layers + 2) / 2;
   max_memos_ = std::max<size_t>(1, kMemoItemBudget / std::max<size_t>(per_memo, 1));
@@ -369,17 +372,37 @@ uint64_t StageCostMemos::hash_of(int stage, const StageCostModel* model, const S
   return h.value();
 }
 
+void StageCostMemos::place(size_t id) {
+  const size_t mask = slot_id_.size() - 1;
+  size_t at = keys_[id].hash & mask;
+  while (slot_gen_[at] == gen_) at = (at + 1) & mask;
+  slot_gen_[at] = gen_;
+  slot_id_[at] = static_cast<uint32_t>(id);
+}
+
 StageCostMemo* StageCostMemos::get(int stage, const StageCostModel* model, const StageLinks& links) {
   const uint64_t h = hash_of(stage, model, links);
-  for (auto [it, end] = index_.equal_range(h); it != end; ++it) {
-    const Key& key = keys_[it->second];
-    if (key.stage == stage && key.model == model && same_links(key.links, links)) {
-      return &pool_[it->second];
+  if (!slot_id_.empty()) {
+    const size_t mask = slot_id_.size() - 1;
+    for (size_t at = h & mask; slot_gen_[at] == gen_; at = (at + 1) & mask) {
+      const Key& key = keys_[slot_id_[at]];
+      if (key.hash == h && key.stage == stage && key.model == model && same_links(key.links, links)) {
+        return &pool_[slot_id_[at]];
+      }
     }
   }
   if (keys_.size() >= max_memos_) return nullptr;
-  index_.emplace(h, keys_.size());
-  keys_.push_back({stage, model, links});
+  keys_.push_back({stage, model, links, h});
+  if (2 * keys_.size() > slot_id_.size()) {  // grow: every key placed again
+    const size_t n = std::max<size_t>(64, 4 * keys_.size());
+    size_t size = 1;
+    while (size < n) size *= 2;
+    slot_id_.assign(size, 0);
+    slot_gen_.assign(size, 0);
+    for (size_t id = 0; id < keys_.size(); ++id) place(id);
+  } else {
+    place(keys_.size() - 1);
+  }
   if (pool_.size() < keys_.size()) pool_.emplace_back();
   StageCostMemo& memo = pool_[keys_.size() - 1];
   memo.clear();

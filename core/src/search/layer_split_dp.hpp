@@ -14,7 +14,6 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "hapmoe/schedule.hpp"
@@ -85,14 +84,19 @@ class StageCostMemos {
     int stage;
     const StageCostModel* model;
     StageLinks links;
+    uint64_t hash;
   };
   static uint64_t hash_of(int stage, const StageCostModel* model, const StageLinks& links);
+  void place(size_t id);  // into the index (room known)
   std::vector<Key> keys_;            // of the memos in use, pool_[0..keys_.size())
   std::deque<StageCostMemo> pool_;   // kept across meshes with their buffers (and in place)
   size_t max_memos_ = 0;
   // The memos by key hash (collisions compared in full): a walk over many orders, or the merged
-  // DP, holds hundreds of memos.
-  std::unordered_multimap<uint64_t, size_t> index_;
+  // DP, holds hundreds of memos. Open addressing (linear probing, at most half full); a slot is
+  // in use when its generation is the current one, so reset() clears nothing (an upstream search
+  // resets it once per entry).
+  std::vector<uint32_t> slot_id_, slot_gen_;
+  uint32_t gen_ = 1;
 };
 
 // A label of the layer-split DPs: (sum c, max c, max tail) of a partial split over its stages,

@@ -1038,6 +1038,10 @@ HeteroDp::~HeteroDp() = default;
 
 double HeteroDp::lower_bound_s() { return st_->lower_bound(); }
 
+double HeteroDp::least_cap() const { return st_->feasible_cap; }
+
+void HeteroDp::set_least_cap(double cap) { st_->feasible_cap = cap; }
+
 bool HeteroDp::first_plan(const Calls& calls, long long run_id) { return st_->first_plan(calls, run_id); }
 
 void HeteroDp::search(const Calls& calls, double below_s, long long run_id, int beam) {

@@ -68,6 +68,10 @@ class HeteroDp {
   // A lower bound on every plan of the run (1e300: none fits): the layers' least times plus
   // (m - 1) x the least cap at which the groups can hold the layers.
   double lower_bound_s();
+  // The least cap lower_bound_s found (0 before it, or when nothing fits); a DP built again for
+  // the same run takes it instead of computing the bound again.
+  double least_cap() const;
+  void set_least_cap(double cap);
   // A valid plan at once (after lower_bound_s): the capacity table's best assignment of meshes,
   // split in proportion to the capacities and then exactly below that; false when it has none
   // (it breaks a pipeline rule or does not fit) or the budget ended it.

@@ -67,6 +67,7 @@ class HeteroSearch {
   struct Run {
     double bound_s;
     HeteroRun run;
+    double least_cap = 0;  // HeteroDp::least_cap, for the DP built again
   };
 
   // A run's DP, with its bound computed: the last kLiveRuns built are kept (a run is searched once
@@ -76,7 +77,8 @@ class HeteroSearch {
       if (id == i) return *dp;
     }
     auto dp = std::make_unique<HeteroDp>(s_, cache_, runs_[i].run, shapes_, std::max(1, s_.search.top_k), &counters_, &memos_);
-    dp->lower_bound_s();
+    if (runs_[i].least_cap > 0) dp->set_least_cap(runs_[i].least_cap);
+    else dp->lower_bound_s();
     if (live_.size() >= kLiveRuns) live_.erase(live_.begin());
     live_.emplace_back(i, std::move(dp));
     return *live_.back().second;
@@ -144,7 +146,7 @@ class HeteroSearch {
             ++st_.pruned["stage_memory_bound"];
             bound = kInfeasibleRun;
           }
-          runs_.push_back({bound, run});
+          runs_.push_back({bound, run, dp.least_cap()});
         }
       }
     }

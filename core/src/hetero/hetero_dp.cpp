@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <string>
@@ -57,8 +58,8 @@ int layers_in_time(const std::vector<double>& sum, double c) {
 }  // namespace
 
 struct HeteroDp::State {
-  State(const Scenario& sc, StageModelCache& c, const HeteroRun& r, int k, SplitCounters* ctr, StageCostMemos* m)
-      : s(sc), cache(c), run(r), distinct(std::max(1, k)), counters(ctr), rates(sc.cluster), memos(m) {}
+  State(const Scenario& sc, StageModelCache& c, const HeteroRun& r, int k, SplitCounters* ctr, HeteroShared* sh)
+      : s(sc), cache(c), run(r), distinct(std::max(1, k)), counters(ctr), rates(sc.cluster), shared(sh), memos(&sh->memos) {}
 
   const Scenario& s;
   StageModelCache& cache;
@@ -94,7 +95,6 @@ struct HeteroDp::State {
   };
   std::vector<Block> blocks;
   std::vector<std::vector<int>> blocks_of;  // per class
-  StableMap<const StageCostModel*, GroupLayerTimes, std::hash<const StageCostModel*>> layer_times;
 
   std::vector<double> least_prefix;  // [n]: the least time of layers [0, n), summed
   double least_first_extra = 0;
@@ -141,12 +141,14 @@ struct HeteroDp::State {
   size_t tables_used = 0;
   std::vector<std::pair<int, int>> prefixes;  // per prefix id: (parent, block); 0 = empty
   std::unordered_map<long long, int> prefix_ids;
-  StageCostMemos* memos = nullptr;  // the search's (one store for every run: models differ)
+  HeteroShared* shared = nullptr;
+  StageCostMemos* memos = nullptr;  // shared->memos (one store for every run: models differ)
   std::vector<SplitLabel> finals;  // complete plans (labels over every layer)
   long long closed = 0;
   long long expanded = 0;
   StageCostMemo own_memo;  // costs when `memos` has no room
   StageCostMemo::Item scratch_item;
+  std::vector<std::pair<StageCostMemo*, bool>> push_memos;  // push()'s memo per option, once fetched
 
   long long set_index(const std::vector<int>& counts) const {
     long long i = 0;
@@ -180,8 +182,10 @@ struct HeteroDp::State {
   // Per block: the most of the lightest layers (all; MoE) one of its stages holds in memory, by
   // option and distance from the end ([option * (L + 2) + d]; they do not depend on the cap).
   std::vector<std::vector<int>> mem_cap, mem_cap_moe;
-  std::vector<std::vector<std::vector<int>>> best, best_moe, best_block;  // compute_capacity's
-  std::vector<int> cap_sum, cap_sum_moe;                                 // compute_capacity scratch
+  std::vector<std::vector<std::vector<int>>> best, best_moe;  // compute_capacity's
+  std::vector<int> cap_sum, cap_sum_moe, set_counts;                     // compute_capacity scratch
+  std::vector<std::vector<double>> env;                                  // compute_capacity scratch
+  std::vector<size_t> block_at;  // per block: its pipeline depth's index in pps[its class]
   std::vector<std::vector<int>> best_any, best_any_moe;                  // [class][r], non-increasing in r
   // The most layers the classes of `remaining` (a set index) hold in front of r stages.
   std::pair<int, int> front_of(long long remaining, int r) const {
@@ -277,23 +281,28 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
       if (check_hetero_plan_rules(s, p)) continue;
       std::vector<int> cap_row, cap_row_moe;  // [o * (L + 2) + d]
       for (Recompute r : run.recompute) {
-        cap_row.push_back(0);  // d = 0: unused
-        cap_row_moe.push_back(0);
         p.stages.front().recompute = r;
         Mesh mesh = hetero_stage_mesh(p, 0);
         const StageCostModel* model = cache.get(mesh, g);
-        const GroupLayerTimes& t = layer_times.get(model, [&] { return group_layer_times(*model, L); });
+        const GroupLayerTimes& t = shared->layer_times.get(model, [&] { return group_layer_times(*model, L); });
         b.models.push_back(model);
         b.meshes.push_back(mesh);
         b.times.push_back(&t);
-        // The most of the lightest layers (all; MoE) a stage holds in memory at each distance
-        // from the end (what the bound terms are needed for: they are not kept).
-        const GroupBoundTerms terms = group_bound_terms(s, *model, t, mesh);
-        for (int d = 1; d <= L + 1; ++d) {
-          const double in_flight = static_cast<double>(std::min<long long>(d, m));
-          cap_row.push_back(layers_in_memory(terms, in_flight, false));
-          cap_row_moe.push_back(layers_in_memory(terms, in_flight, true));
-        }
+        const HeteroShared::CapRows& rows = shared->cap_rows.get({model, mesh.dp, run.offload, m}, [&] {
+          // The bound terms' lightest layers at each distance from the end.
+          const GroupBoundTerms terms = group_bound_terms(s, *model, t, mesh);
+          HeteroShared::CapRows c;
+          c.all.assign(static_cast<size_t>(L) + 2, 0);  // d = 0: unused
+          c.moe.assign(static_cast<size_t>(L) + 2, 0);
+          for (int d = 1; d <= L + 1; ++d) {
+            const double in_flight = static_cast<double>(std::min<long long>(d, m));
+            c.all[static_cast<size_t>(d)] = layers_in_memory(terms, in_flight, false);
+            c.moe[static_cast<size_t>(d)] = layers_in_memory(terms, in_flight, true);
+          }
+          return c;
+        });
+        cap_row.insert(cap_row.end(), rows.all.begin(), rows.all.end());
+        cap_row_moe.insert(cap_row_moe.end(), rows.moe.begin(), rows.moe.end());
         for (int l = 0; l < L; ++l) least[l] = std::min(least[l], t.layer_s[l]);
         least_first_extra = std::min(least_first_extra, model->first_extra_s());
       }
@@ -344,19 +353,43 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
       const int in_time_moe = num_moe > 0 ? layers_in_time(blk.times[o]->cheapest_moe_sum_s, c) : 0;
       const int* mem = &mem_cap[b][o * (static_cast<size_t>(L) + 2)];
       const int* mem_moe = &mem_cap_moe[b][o * (static_cast<size_t>(L) + 2)];
-      for (int d = 1; d <= L + 1; ++d) {
-        stage_cap[b][d] = std::max(stage_cap[b][d], std::min(in_time, mem[d]));
-        if (num_moe > 0) stage_cap_moe[b][d] = std::max(stage_cap_moe[b][d], std::min(in_time_moe, mem_moe[d]));
+      int* const cap_b = stage_cap[b].data();
+      for (int d = 1; d <= L + 1; ++d) cap_b[d] = std::max(cap_b[d], std::min(in_time, mem[d]));
+      if (num_moe > 0) {
+        int* const cap_moe_b = stage_cap_moe[b].data();
+        for (int d = 1; d <= L + 1; ++d) cap_moe_b[d] = std::max(cap_moe_b[d], std::min(in_time_moe, mem_moe[d]));
       }
     }
   }
   // best[c][pp][r]: the most layers a block of class c with pp stages holds in front of r stages
-  // (best_block: which block).
+  // (MoE layers: best_moe).
   const int W = L + 2;
-  best.assign(classes.size(), {});
-  best_moe.assign(classes.size(), {});
-  best_block.assign(classes.size(), {});
-  pps.assign(classes.size(), {});
+  if (pps.size() != classes.size()) {  // the blocks' pipeline depths per class, once
+    pps.assign(classes.size(), {});
+    block_at.assign(blocks.size(), 0);
+    best.assign(classes.size(), {});
+    best_moe.assign(classes.size(), {});
+    for (size_t cl = 0; cl < classes.size(); ++cl) {
+      for (int b : blocks_of[cl]) {
+        const int pp = blocks[b].shape.pp;
+        size_t at = std::find(pps[cl].begin(), pps[cl].end(), pp) - pps[cl].begin();
+        if (at == pps[cl].size()) {
+          pps[cl].push_back(pp);
+          best[cl].emplace_back(W);
+          best_moe[cl].emplace_back(W);
+        }
+        block_at[static_cast<size_t>(b)] = at;
+      }
+    }
+    best_any.assign(classes.size(), std::vector<int>(W));
+    best_any_moe.assign(classes.size(), std::vector<int>(W));
+  }
+  for (size_t cl = 0; cl < classes.size(); ++cl) {
+    for (size_t at = 0; at < pps[cl].size(); ++at) {
+      std::fill(best[cl][at].begin(), best[cl][at].end(), 0);
+      std::fill(best_moe[cl][at].begin(), best_moe[cl][at].end(), 0);
+    }
+  }
   std::vector<int>& sum = cap_sum;  // prefix sums of a block's stage capacities by distance
   std::vector<int>& sum_moe = cap_sum_moe;
   sum.resize(static_cast<size_t>(W));
@@ -364,33 +397,27 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   for (size_t cl = 0; cl < classes.size(); ++cl) {
     for (int b : blocks_of[cl]) {
       const int pp = blocks[b].shape.pp;
-      size_t at = std::find(pps[cl].begin(), pps[cl].end(), pp) - pps[cl].begin();
-      if (at == pps[cl].size()) {
-        pps[cl].push_back(pp);
-        best[cl].push_back(std::vector<int>(W, 0));
-        best_moe[cl].push_back(std::vector<int>(W, 0));
-        best_block[cl].push_back(std::vector<int>(W, -1));
-      }
+      const size_t at = block_at[static_cast<size_t>(b)];
       sum[0] = sum_moe[0] = 0;
       for (int d = 1; d <= L + 1; ++d) {
         sum[d] = sum[d - 1] + stage_cap[b][d];
         sum_moe[d] = sum_moe[d - 1] + stage_cap_moe[b][d];
       }
+      int* const most = best[cl][at].data();
+      int* const most_moe = best_moe[cl][at].data();
+      const int* const sm = sum.data();
+      const int* const sm_moe = sum_moe.data();
       for (int r = 0; r + pp <= L; ++r) {  // the block's stages at distances r+1..r+pp
-        const int n = sum[r + pp] - sum[r], n_moe = sum_moe[r + pp] - sum_moe[r];
-        if (n > best[cl][at][r]) {
-          best[cl][at][r] = n;
-          best_block[cl][at][r] = b;
-        }
-        best_moe[cl][at][r] = std::max(best_moe[cl][at][r], n_moe);
+        most[r] = std::max(most[r], sm[r + pp] - sm[r]);
+        most_moe[r] = std::max(most_moe[r], sm_moe[r + pp] - sm_moe[r]);
       }
     }
   }
   // Per class and r: the most any of its blocks holds in front of r stages (for many classes,
   // where the per-set table is too large, a looser bound sums these over the classes left).
-  best_any.assign(classes.size(), std::vector<int>(W, 0));
-  best_any_moe.assign(classes.size(), std::vector<int>(W, 0));
   for (size_t cl = 0; cl < classes.size(); ++cl) {
+    std::fill(best_any[cl].begin(), best_any[cl].end(), 0);
+    std::fill(best_any_moe[cl].begin(), best_any_moe[cl].end(), 0);
     for (size_t at = 0; at < pps[cl].size(); ++at) {
       for (int r = 0; r < W; ++r) {
         best_any[cl][r] = std::max(best_any[cl][r], best[cl][at][r]);
@@ -409,8 +436,9 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   // of the pipeline, the most it holds anywhere).
   const int V = L + 1;
   constexpr double kNone = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<double>> env(classes.size(), std::vector<double>(static_cast<size_t>(V), kNone));
+  env.resize(classes.size());
   for (size_t cl = 0; cl < classes.size(); ++cl) {
+    env[cl].assign(static_cast<size_t>(V), kNone);
     env[cl][0] = 0;
     for (int b : blocks_of[cl]) {
       int most = 0;
@@ -420,7 +448,8 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   }
   sigma.assign(with_sigma ? static_cast<size_t>(sets * V) : 0, kNone);
   // By set index ascending: a set's subsets (one group fewer) have smaller indices.
-  std::vector<int> counts(classes.size(), 0);
+  std::vector<int>& counts = set_counts;
+  counts.assign(classes.size(), 0);
   for (long long u = 0; u < sets; ++u) {
     long long x = u;
     for (size_t cl = classes.size(); cl-- > 0;) {
@@ -527,15 +556,15 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
   }();
 
   // A stage's cost: block b, option o, d stages from the end (first: the pipeline's first
-  // stage), over layers [first_layer, first_layer + n), memoised per (d, first, model, links).
-  auto stage_cost = [&](const Block& b, int o, int d, bool first, const StageLinks& links, int first_layer,
-                        int n) -> const StageCostMemo::Item& {
-    StageCostMemo* memo = memos->get(2 * d + (first ? 1 : 0), b.models[o], links);
-    StageCostMemo::Item& item = memo ? memo->row(first_layer, n)[n] : scratch_item;
-    if (!memo || !memo->known(item)) {
+  // stage), over the n layers before the last j, read from the option's memo row j (memos per
+  // (d, first, model, links), looked up once per push; nullptr: no room, costed each time).
+  auto stage_cost = [&](const Block& b, int o, int d, bool first, const StageLinks& links, StageCostMemo* memo,
+                        StageCostMemo::Item* row, int j, int n) -> const StageCostMemo::Item& {
+    StageCostMemo::Item& item = row ? row[n] : scratch_item;
+    if (!row || !memo->known(item)) {
       Mesh mesh = b.meshes[o];
       mesh.pp = first ? d : d + 1;  // stage 0 of d (first) or stage 1 of d + 1: d from the end
-      const StageCost c = b.models[o]->cost(first ? 0 : 1, first_layer, n, links, mesh);
+      const StageCost c = b.models[o]->cost(first ? 0 : 1, L - j - n, n, links, mesh);
       ++k->stage_costs;
       (memo ? *memo : own_memo).set(&item, c);
       if (!item.usable) note_stage_shortfall(k, c);
@@ -575,6 +604,7 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
     const Block& blk = blocks[b];
     const double threshold = std::min(below_s, calls.threshold_s(rate));
     const std::pair<int, int> capacity = first ? std::pair<int, int>{0, 0} : front_capacity(bb, d, front_d, remaining);
+    push_memos.assign(blk.models.size(), {nullptr, false});  // fetched when a label first needs it
     for (int j = 0; j < L; ++j) {
       const std::vector<SplitLabel>& here = from[j];
       if (here.empty()) continue;
@@ -584,9 +614,12 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
       }
       const int max_n = L - j;
       for (int o = 0; o < static_cast<int>(blk.models.size()); ++o) {
+        auto& [memo, fetched] = push_memos[static_cast<size_t>(o)];
+        if (!fetched) memo = memos->get(2 * d + (first ? 1 : 0), blk.models[o], links), fetched = true;
+        StageCostMemo::Item* const row = memo ? memo->row(j, max_n) : nullptr;
         for (int n = first ? max_n : 1; n <= max_n; ++n) {
           const int j2 = j + n;
-          const StageCostMemo::Item& c = stage_cost(blk, o, d, first, links, L - j2, n);
+          const StageCostMemo::Item& c = stage_cost(blk, o, d, first, links, memo, row, j, n);
           if (!c.usable) {  // memory only grows with n
             k->memory += max_n - n + 1;
             break;
@@ -1029,12 +1062,23 @@ std::optional<HeteroDp::State::Candidate> HeteroDp::State::first_assignment(int 
 
 HeteroDp::HeteroDp(const Scenario& s, StageModelCache& cache, const HeteroRun& run,
                    const std::vector<std::vector<HeteroShape>>& shapes, int distinct, SplitCounters* counters,
-                   StageCostMemos* memos)
-    : st_(std::make_unique<State>(s, cache, run, distinct, counters, memos)) {
+                   HeteroShared* shared)
+    : st_(std::make_unique<State>(s, cache, run, distinct, counters, shared)) {
   st_->build(shapes);
 }
 
 HeteroDp::~HeteroDp() = default;
+
+size_t HeteroShared::CapKeyHash::operator()(const CapKey& k) const {
+  Fnv1a h;
+  h.add(reinterpret_cast<uintptr_t>(k.model));
+  h.add(static_cast<uint64_t>(k.dp));
+  h.add(static_cast<uint64_t>(k.m));
+  uint64_t bits;
+  std::memcpy(&bits, &k.offload, sizeof bits);
+  h.add(bits);
+  return static_cast<size_t>(h.value());
+}
 
 double HeteroDp::lower_bound_s() { return st_->lower_bound(); }
 

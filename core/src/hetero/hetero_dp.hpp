@@ -26,6 +26,7 @@
 #include "hetero/hetero_space.hpp"
 #include "search/candidate_cost.hpp"
 #include "search/layer_split_dp.hpp"
+#include "spec/stable_map.hpp"
 
 namespace hapmoe {
 
@@ -34,6 +35,34 @@ struct HeteroRun {
   int tokens = 1;                    // B: sequences of one micro-batch over a mesh's DP ranks
   std::vector<Recompute> recompute;  // each stage's options
   double offload = 0;                // optimizer offload fraction of every mesh
+};
+
+// What the runs of one search share (owned by the search, outliving its DPs): where searches keep
+// stage costs (reset by each search), and per cost model what a run's build derives from it (a
+// run's blocks use the models of many other runs: one build of every run redid this per run).
+struct HeteroShared {
+  StageCostMemos memos;
+  // A model's per-layer times.
+  StableMap<const StageCostModel*, GroupLayerTimes, std::hash<const StageCostModel*>> layer_times;
+  // The most of the lightest layers (all; MoE) a stage holds in memory at each distance d from
+  // the end, [d] for d = 0..L+1 (0 unused), for a model at a dp, offload fraction and m
+  // micro-batches (the bound terms they come from are not kept).
+  struct CapKey {
+    const StageCostModel* model;
+    int dp;
+    double offload;
+    long long m;
+    bool operator==(const CapKey& o) const {
+      return model == o.model && dp == o.dp && offload == o.offload && m == o.m;
+    }
+  };
+  struct CapKeyHash {
+    size_t operator()(const CapKey& k) const;
+  };
+  struct CapRows {
+    std::vector<int> all, moe;
+  };
+  StableMap<CapKey, CapRows, CapKeyHash> cap_rows;
 };
 
 // A plan the DP found: groups front to back (one mesh each), per stage layers and option.
@@ -56,11 +85,11 @@ class HeteroDp {
   };
   // The run's blocks: every group's meshes that pass the rules with the run's micro-batch.
   // shapes[g]: hetero_group_shapes(s, g). distinct: the plans kept per run (top_k). counters
-  // count the work (stage costs and label steps) and stop pushes at counters->max_work. memos:
-  // where searches keep stage costs (reset by each search; shared by the runs of a search).
+  // count the work (stage costs and label steps) and stop pushes at counters->max_work. shared:
+  // what the runs of a search share.
   HeteroDp(const Scenario& s, StageModelCache& cache, const HeteroRun& run,
            const std::vector<std::vector<HeteroShape>>& shapes, int distinct, SplitCounters* counters,
-           StageCostMemos* memos);
+           HeteroShared* shared);
   ~HeteroDp();
   HeteroDp(const HeteroDp&) = delete;
   HeteroDp& operator=(const HeteroDp&) = delete;

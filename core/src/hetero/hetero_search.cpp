@@ -76,7 +76,7 @@ class HeteroSearch {
     for (auto& [id, dp] : live_) {
       if (id == i) return *dp;
     }
-    auto dp = std::make_unique<HeteroDp>(s_, cache_, runs_[i].run, shapes_, std::max(1, s_.search.top_k), &counters_, &memos_);
+    auto dp = std::make_unique<HeteroDp>(s_, cache_, runs_[i].run, shapes_, std::max(1, s_.search.top_k), &counters_, &shared_);
     if (runs_[i].least_cap > 0) dp->set_least_cap(runs_[i].least_cap);
     else dp->lower_bound_s();
     if (live_.size() >= kLiveRuns) live_.erase(live_.begin());
@@ -136,7 +136,7 @@ class HeteroSearch {
             return sort_runs();
           }
           const HeteroRun run{b, set, offload};
-          HeteroDp dp(s_, cache_, run, shapes_, std::max(1, s_.search.top_k), &counters_, &memos_);
+          HeteroDp dp(s_, cache_, run, shapes_, std::max(1, s_.search.top_k), &counters_, &shared_);
           entry_units_ += dp.build_units();
           ++st_.candidates;
           double bound = dp.lower_bound_s();
@@ -268,7 +268,7 @@ class HeteroSearch {
   PlanSink top_;
   double least_rate_ = 0;  // the least rate of any plan (0 without prices)
   SplitCounters counters_;
-  StageCostMemos memos_;  // the runs' stage costs (a run's search resets it; its buffers stay)
+  HeteroShared shared_;  // the runs' stage costs (a run's search resets them; buffers stay), models' terms
   std::vector<std::vector<HeteroShape>> shapes_;  // per group
   std::vector<Run> runs_;
   std::vector<std::pair<size_t, std::unique_ptr<HeteroDp>>> live_;  // dp_of's, oldest first

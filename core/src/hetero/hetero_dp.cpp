@@ -546,7 +546,6 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
   tables_used = 0;
   prefixes.assign(1, {-1, -1});
   prefix_ids.clear();
-  memos->reset(L);
   finals.clear();
   closed = 0;
   const std::vector<int> total = [&] {
@@ -604,6 +603,9 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
     const Block& blk = blocks[b];
     const double threshold = std::min(below_s, calls.threshold_s(rate));
     const std::pair<int, int> capacity = first ? std::pair<int, int>{0, 0} : front_capacity(bb, d, front_d, remaining);
+    // The memos are kept across pushes, runs and searches (a memo's key holds all its costs
+    // depend on: the mesh's dp and offload too), and forgotten when this push's might not fit.
+    memos->keep_or_reset(L, blk.models.size());
     push_memos.assign(blk.models.size(), {nullptr, false});  // fetched when a label first needs it
     for (int j = 0; j < L; ++j) {
       const std::vector<SplitLabel>& here = from[j];
@@ -615,7 +617,11 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
       const int max_n = L - j;
       for (int o = 0; o < static_cast<int>(blk.models.size()); ++o) {
         auto& [memo, fetched] = push_memos[static_cast<size_t>(o)];
-        if (!fetched) memo = memos->get(2 * d + (first ? 1 : 0), blk.models[o], links), fetched = true;
+        if (!fetched) {
+          const Mesh& mesh = blk.meshes[static_cast<size_t>(o)];
+          memo = memos->get(2 * d + (first ? 1 : 0), blk.models[o], links, mesh.dp, mesh.optimizer_offload_fraction);
+          fetched = true;
+        }
         StageCostMemo::Item* const row = memo ? memo->row(j, max_n) : nullptr;
         for (int n = first ? max_n : 1; n <= max_n; ++n) {
           const int j2 = j + n;

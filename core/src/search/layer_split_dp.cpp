@@ -341,7 +341,12 @@ bool same_link(const std::optional<Link>& a, const std::optional<Link>& b) {
 }
 }  // namespace
 
+void StageCostMemos::keep_or_reset(int num_layers, size_t wanted) {
+  if (num_layers != num_layers_ || keys_.size() + wanted > max_memos_) reset(num_layers);
+}
+
 void StageCostMemos::reset(int num_layers) {
+  num_layers_ = num_layers;
   keys_.clear();
   if (++gen_ == 0) {  // wrapped: every slot's generation is old again
     std::fill(slot_gen_.begin(), slot_gen_.end(), 0);
@@ -356,10 +361,15 @@ bool same_links(const StageLinks& a, const StageLinks& b) {
   return same_link(a.prev, b.prev) && same_link(a.next, b.next);
 }
 
-uint64_t StageCostMemos::hash_of(int stage, const StageCostModel* model, const StageLinks& links) {
+uint64_t StageCostMemos::hash_of(int stage, const StageCostModel* model, const StageLinks& links, int dp,
+                                 double offload) {
   Fnv1a h;
   h.add(static_cast<uint64_t>(stage));
   h.add(reinterpret_cast<uintptr_t>(model));
+  h.add(static_cast<uint64_t>(dp));
+  uint64_t offload_bits;
+  std::memcpy(&offload_bits, &offload, sizeof offload_bits);
+  h.add(offload_bits);
   for (const std::optional<Link>& l : {links.prev, links.next}) {
     h.add(l.has_value());
     if (!l) continue;
@@ -380,19 +390,21 @@ void StageCostMemos::place(size_t id) {
   slot_id_[at] = static_cast<uint32_t>(id);
 }
 
-StageCostMemo* StageCostMemos::get(int stage, const StageCostModel* model, const StageLinks& links) {
-  const uint64_t h = hash_of(stage, model, links);
+StageCostMemo* StageCostMemos::get(int stage, const StageCostModel* model, const StageLinks& links, int dp,
+                                   double offload) {
+  const uint64_t h = hash_of(stage, model, links, dp, offload);
   if (!slot_id_.empty()) {
     const size_t mask = slot_id_.size() - 1;
     for (size_t at = h & mask; slot_gen_[at] == gen_; at = (at + 1) & mask) {
       const Key& key = keys_[slot_id_[at]];
-      if (key.hash == h && key.stage == stage && key.model == model && same_links(key.links, links)) {
+      if (key.hash == h && key.stage == stage && key.model == model && key.dp == dp && key.offload == offload &&
+          same_links(key.links, links)) {
         return &pool_[slot_id_[at]];
       }
     }
   }
   if (keys_.size() >= max_memos_) return nullptr;
-  keys_.push_back({stage, model, links, h});
+  keys_.push_back({stage, model, links, dp, offload, h});
   if (2 * keys_.size() > slot_id_.size()) {  // grow: every key placed again
     const size_t n = std::max<size_t>(64, 4 * keys_.size());
     size_t size = 1;

@@ -70,23 +70,32 @@ class StageCostMemo {
 // them).
 bool same_links(const StageLinks& a, const StageLinks& b);
 
-// StageCostMemos of one mesh, by (position, model, links). Their number is bounded by their
-// memory (past it, get() returns nullptr: push() then uses a memo of its own). A memo stays in
-// place until the next reset().
+// StageCostMemos by (position, model, links, and the mesh fields the model leaves out: dp and the
+// offload fraction; one mesh's memos may leave them 0). Their number is bounded by their memory
+// (past it, get() returns nullptr: push() then uses a memo of its own). A memo stays in place
+// until the next reset().
 class StageCostMemos {
  public:
   // A new mesh of num_layers layers: forgets every memo.
   void reset(int num_layers);
-  StageCostMemo* get(int stage, const StageCostModel* model, const StageLinks& links);
+  // Keeps the memos (a cost does not depend on the search that reads it) unless num_layers
+  // differs or fewer than `wanted` more memos fit: then reset(). Memos got before it must not be
+  // used after it.
+  void keep_or_reset(int num_layers, size_t wanted);
+  StageCostMemo* get(int stage, const StageCostModel* model, const StageLinks& links, int dp = 0,
+                     double offload = 0);
 
  private:
   struct Key {
     int stage;
     const StageCostModel* model;
     StageLinks links;
+    int dp;
+    double offload;
     uint64_t hash;
   };
-  static uint64_t hash_of(int stage, const StageCostModel* model, const StageLinks& links);
+  static uint64_t hash_of(int stage, const StageCostModel* model, const StageLinks& links, int dp, double offload);
+  int num_layers_ = -1;
   void place(size_t id);  // into the index (room known)
   std::vector<Key> keys_;            // of the memos in use, pool_[0..keys_.size())
   std::deque<StageCostMemo> pool_;   // kept across meshes with their buffers (and in place)

@@ -59,7 +59,15 @@ int layers_in_time(const std::vector<double>& sum, double c) {
 
 struct HeteroDp::State {
   State(const Scenario& sc, StageModelCache& c, const HeteroRun& r, int k, SplitCounters* ctr, HeteroShared* sh)
-      : s(sc), cache(c), run(r), distinct(std::max(1, k)), counters(ctr), rates(sc.cluster), shared(sh), memos(&sh->memos) {}
+      : s(sc),
+        cache(c),
+        run(r),
+        distinct(std::max(1, k)),
+        counters(ctr),
+        rates(sc.cluster),
+        tables(sh->tables),
+        shared(sh),
+        memos(&sh->memos) {}
 
   const Scenario& s;
   StageModelCache& cache;
@@ -131,13 +139,15 @@ struct HeteroDp::State {
   };
   struct Node {
     Key key;
-    std::vector<int> placed;  // per class
+    size_t placed_at;  // its groups placed per class: node_placed[placed_at ..][class]
     int table;
   };
   std::vector<Node> nodes;
+  std::vector<int> node_placed;  // the nodes' placed counts, one run of classes.size() each
+  std::vector<int> cur_placed;   // the node being expanded's
   std::unordered_map<Key, int, KeyHash> node_index;
   std::vector<std::vector<int>> by_r;  // node ids per r
-  std::deque<SplitTable> tables;  // stable: references stay valid as it grows
+  std::deque<SplitTable>& tables;  // shared->tables (a search's scratch; stable as it grows)
   size_t tables_used = 0;
   std::vector<std::pair<int, int>> prefixes;  // per prefix id: (parent, block); 0 = empty
   std::unordered_map<long long, int> prefix_ids;
@@ -541,6 +551,7 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
   if (limit >= 1e300) compute_capacity(std::numeric_limits<double>::infinity());
   else compute_capacity((limit - least_prefix[L]) / static_cast<double>(m - 1));
   nodes.clear();
+  node_placed.clear();
   node_index.clear();
   by_r.assign(static_cast<size_t>(L) + 2, {});
   tables_used = 0;
@@ -659,7 +670,8 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
     const Key key{set_index(placed), block, behind, r, last};
     const auto [it, added] = node_index.emplace(key, static_cast<int>(nodes.size()));
     if (added) {
-      nodes.push_back(Node{key, placed, new_table()});
+      nodes.push_back(Node{key, node_placed.size(), new_table()});
+      node_placed.insert(node_placed.end(), placed.begin(), placed.end());
       by_r[static_cast<size_t>(r)].push_back(it->second);
     }
     return nodes[static_cast<size_t>(it->second)];
@@ -723,6 +735,8 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
       const int id = bucket[at];
       ++expanded;
       const Node node = nodes[static_cast<size_t>(id)];  // a copy: nodes grows below
+      cur_placed.assign(node_placed.begin() + static_cast<long>(node.placed_at),
+                        node_placed.begin() + static_cast<long>(node.placed_at + classes.size()));
       const Block& blk = blocks[node.key.block];
       SplitTable& table = tables[node.table];
       if (beam > 0) {  // keep the `beam` labels of least bound
@@ -744,7 +758,7 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
       for (auto& cell : table) {
         for (SplitLabel& lab : cell) lab.prefix = prefix_of(lab.prefix, node.key.block);
       }
-      const double rate = rate_of(node.placed);
+      const double rate = rate_of(cur_placed);
       // The pending stage's next link: inside the block, or to the block behind.
       StageLinks pending;
       if (blk.shape.pp > 1) pending.next = inner_link(blk, 0);
@@ -771,14 +785,14 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
       // A block of another class in front of it.
       const std::string& type = classes[blk.cls].type;
       for (size_t c2 = 0; c2 < classes.size(); ++c2) {
-        if (node.placed[c2] == static_cast<int>(classes[c2].groups.size())) continue;
+        if (cur_placed[c2] == static_cast<int>(classes[c2].groups.size())) continue;
         // FlagScale's rank order: one device type's meshes adjacent.
         if (classes[c2].type != type) {
           bool placed_type = false;
-          for (size_t c = 0; c < classes.size(); ++c) placed_type = placed_type || (node.placed[c] > 0 && classes[c].type == classes[c2].type);
+          for (size_t c = 0; c < classes.size(); ++c) placed_type = placed_type || (cur_placed[c] > 0 && classes[c].type == classes[c2].type);
           if (placed_type) continue;
         }
-        placed2 = node.placed;
+        placed2 = cur_placed;
         ++placed2[c2];
         const long long remaining = remaining_of(placed2);
         const double rate2 = rate_of(placed2);

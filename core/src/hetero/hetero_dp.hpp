@@ -20,6 +20,7 @@
 // below.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <vector>
 
@@ -42,6 +43,7 @@ struct HeteroRun {
 // run's blocks use the models of many other runs: one build of every run redid this per run).
 struct HeteroShared {
   StageCostMemos memos;
+  std::deque<SplitTable> tables;  // a search's label tables (scratch: their buffers stay)
   // A model's per-layer times.
   StableMap<const StageCostModel*, GroupLayerTimes, std::hash<const StageCostModel*>> layer_times;
   // The most of the lightest layers (all; MoE) a stage holds in memory at each distance d from

@@ -284,15 +284,22 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
       // The mesh alone as a plan (its rules do not depend on the meshes around it but for the
       // pipeline ones the DP applies: device types, tied first and last stage, mesh 0's
       // micro-batch), checked as the entry search checks an entry: recompute none.
-      std::vector<int> layers(static_cast<size_t>(h.pp), 1);
-      layers.back() = L - h.pp + 1;
-      PlanSpec p = hetero_plan_of(s, {g}, {h}, b.mbs, layers, std::vector<Recompute>(static_cast<size_t>(h.pp), Recompute::kNone),
-                                  run.offload);
-      if (check_hetero_plan_rules(s, p)) continue;
+      const int shape_at = static_cast<int>(&h - shapes[g].data());
+      const HeteroShared::CheckedMesh& checked = shared->meshes.get({g, shape_at, b.mbs, run.offload}, [&] {
+        std::vector<int> layers(static_cast<size_t>(h.pp), 1);
+        layers.back() = L - h.pp + 1;
+        const PlanSpec p = hetero_plan_of(s, {g}, {h}, b.mbs, layers,
+                                          std::vector<Recompute>(static_cast<size_t>(h.pp), Recompute::kNone), run.offload);
+        HeteroShared::CheckedMesh c;
+        c.ok = !check_hetero_plan_rules(s, p);
+        c.mesh = hetero_stage_mesh(p, 0);
+        return c;
+      });
+      if (!checked.ok) continue;
       std::vector<int> cap_row, cap_row_moe;  // [o * (L + 2) + d]
       for (Recompute r : run.recompute) {
-        p.stages.front().recompute = r;
-        Mesh mesh = hetero_stage_mesh(p, 0);
+        Mesh mesh = checked.mesh;
+        mesh.recompute = r;
         const StageCostModel* model = cache.get(mesh, g);
         const GroupLayerTimes& t = shared->layer_times.get(model, [&] { return group_layer_times(*model, L); });
         b.models.push_back(model);
@@ -424,8 +431,9 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     }
   }
   // Per class and r: the most any of its blocks holds in front of r stages (for many classes,
-  // where the per-set table is too large, a looser bound sums these over the classes left).
-  for (size_t cl = 0; cl < classes.size(); ++cl) {
+  // where the per-set table is too large, a looser bound sums these over the classes left; the
+  // bisection reads the per-set table alone).
+  for (size_t cl = 0; cl < classes.size() && (times || !capacity_on); ++cl) {
     std::fill(best_any[cl].begin(), best_any[cl].end(), 0);
     std::fill(best_any_moe[cl].begin(), best_any_moe[cl].end(), 0);
     for (size_t at = 0; at < pps[cl].size(); ++at) {
@@ -447,7 +455,7 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   const int V = L + 1;
   constexpr double kNone = std::numeric_limits<double>::infinity();
   env.resize(classes.size());
-  for (size_t cl = 0; cl < classes.size(); ++cl) {
+  for (size_t cl = 0; cl < classes.size() && with_sigma; ++cl) {
     env[cl].assign(static_cast<size_t>(V), kNone);
     env[cl][0] = 0;
     for (int b : blocks_of[cl]) {
@@ -1088,6 +1096,16 @@ HeteroDp::HeteroDp(const Scenario& s, StageModelCache& cache, const HeteroRun& r
 }
 
 HeteroDp::~HeteroDp() = default;
+
+size_t HeteroShared::MeshKeyHash::operator()(const MeshKey& k) const {
+  Fnv1a h;
+  h.add(static_cast<uint64_t>(k.group) << 32 | static_cast<uint32_t>(k.shape));
+  h.add(static_cast<uint64_t>(k.mbs));
+  uint64_t bits;
+  std::memcpy(&bits, &k.offload, sizeof bits);
+  h.add(bits);
+  return static_cast<size_t>(h.value());
+}
 
 size_t HeteroShared::CapKeyHash::operator()(const CapKey& k) const {
   Fnv1a h;

@@ -65,6 +65,23 @@ struct HeteroShared {
     std::vector<int> all, moe;
   };
   StableMap<CapKey, CapRows, CapKeyHash> cap_rows;
+  // Whether group g's shape (its index in the search's shapes[g]) at a micro-batch size and offload
+  // fraction passes the mesh rules, and its stage mesh (recompute none).
+  struct MeshKey {
+    int group, shape, mbs;
+    double offload;
+    bool operator==(const MeshKey& o) const {
+      return group == o.group && shape == o.shape && mbs == o.mbs && offload == o.offload;
+    }
+  };
+  struct MeshKeyHash {
+    size_t operator()(const MeshKey& k) const;
+  };
+  struct CheckedMesh {
+    bool ok = false;
+    Mesh mesh;
+  };
+  StableMap<MeshKey, CheckedMesh, MeshKeyHash> meshes;
 };
 
 // A plan the DP found: groups front to back (one mesh each), per stage layers and option.

@@ -10,7 +10,7 @@ import { limitCases, judge } from './limits.mjs';
 
 const bin = process.argv[2];
 const sanitized = process.env.HAPMOE_SANITIZED === '1';
-const CPU_LIMIT_S = sanitized ? 150 : 15;  // README "Input limits": at most about 9 s natively
+const CPU_LIMIT_S = sanitized ? 150 : 15;  // README "Input limits": the slowest about 5 s natively
 const WALL_LIMIT_S = sanitized ? 600 : 60;
 const BACKSTOP_S = 20;                     // SearchBudget::max_seconds (CPU)
 const haveTime = fs.existsSync('/usr/bin/time');

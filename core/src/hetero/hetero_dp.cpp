@@ -99,6 +99,9 @@ struct HeteroDp::State {
     std::vector<Mesh> meshes;                   // per option (pp set per stage)
     std::vector<const GroupLayerTimes*> times;  // per option
     std::vector<double> least_sum;              // [n]: its n cheapest layers, each at its least option
+    // Per option: the most of the lightest layers (all; MoE) one of its stages holds in memory at
+    // each distance from the end (the search's shared rows: they do not depend on the cap).
+    std::vector<const HeteroShared::CapRows*> caps;
     long long stage_gpus() const { return static_cast<long long>(shape.tp) * shape.dp; }
   };
   std::vector<Block> blocks;
@@ -189,9 +192,6 @@ struct HeteroDp::State {
   void build(const std::vector<std::vector<HeteroShape>>& shapes);
   // times: also the least-time table (the bisection on the cap needs the capacities alone).
   void compute_capacity(double c, bool times = true);
-  // Per block: the most of the lightest layers (all; MoE) one of its stages holds in memory, by
-  // option and distance from the end ([option * (L + 2) + d]; they do not depend on the cap).
-  std::vector<std::vector<int>> mem_cap, mem_cap_moe;
   std::vector<std::vector<std::vector<int>>> best, best_moe;  // compute_capacity's
   std::vector<int> cap_sum, cap_sum_moe, set_counts;                     // compute_capacity scratch
   std::vector<std::vector<double>> env;                                  // compute_capacity scratch
@@ -296,7 +296,6 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
         return c;
       });
       if (!checked.ok) continue;
-      std::vector<int> cap_row, cap_row_moe;  // [o * (L + 2) + d]
       for (Recompute r : run.recompute) {
         Mesh mesh = checked.mesh;
         mesh.recompute = r;
@@ -318,8 +317,7 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
           }
           return c;
         });
-        cap_row.insert(cap_row.end(), rows.all.begin(), rows.all.end());
-        cap_row_moe.insert(cap_row_moe.end(), rows.moe.begin(), rows.moe.end());
+        b.caps.push_back(&rows);
         for (int l = 0; l < L; ++l) least[l] = std::min(least[l], t.layer_s[l]);
         least_first_extra = std::min(least_first_extra, model->first_extra_s());
       }
@@ -330,8 +328,6 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
       std::sort(per_layer.begin(), per_layer.end());
       b.least_sum.assign(static_cast<size_t>(L) + 1, 0.0);
       for (int l = 0; l < L; ++l) b.least_sum[l + 1] = b.least_sum[l] + per_layer[l];
-      mem_cap.push_back(std::move(cap_row));
-      mem_cap_moe.push_back(std::move(cap_row_moe));
       blocks_of[c].push_back(static_cast<int>(blocks.size()));
       blocks.push_back(std::move(b));
     }
@@ -368,8 +364,8 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     for (size_t o = 0; o < blk.models.size(); ++o) {
       const int in_time = layers_in_time(blk.times[o]->cheapest_sum_s, c);
       const int in_time_moe = num_moe > 0 ? layers_in_time(blk.times[o]->cheapest_moe_sum_s, c) : 0;
-      const int* mem = &mem_cap[b][o * (static_cast<size_t>(L) + 2)];
-      const int* mem_moe = &mem_cap_moe[b][o * (static_cast<size_t>(L) + 2)];
+      const int* mem = blk.caps[o]->all.data();
+      const int* mem_moe = blk.caps[o]->moe.data();
       int* const cap_b = stage_cap[b].data();
       for (int d = 1; d <= L + 1; ++d) cap_b[d] = std::max(cap_b[d], std::min(in_time, mem[d]));
       if (num_moe > 0) {
@@ -575,7 +571,8 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
 
   // A stage's cost: block b, option o, d stages from the end (first: the pipeline's first
   // stage), over the n layers before the last j, read from the option's memo row j (memos per
-  // (d, first, model, links), looked up once per push; nullptr: no room, costed each time).
+  // (d, first, model, links, the mesh's dp and offload), looked up once per push; nullptr: no
+  // room, costed each time).
   auto stage_cost = [&](const Block& b, int o, int d, bool first, const StageLinks& links, StageCostMemo* memo,
                         StageCostMemo::Item* row, int j, int n) -> const StageCostMemo::Item& {
     StageCostMemo::Item& item = row ? row[n] : scratch_item;

@@ -38,9 +38,10 @@ struct HeteroRun {
   double offload = 0;                // optimizer offload fraction of every mesh
 };
 
-// What the runs of one search share (owned by the search, outliving its DPs): where searches keep
-// stage costs (reset by each search), and per cost model what a run's build derives from it (a
-// run's blocks use the models of many other runs: one build of every run redid this per run).
+// What the runs of one search share (owned by the search, outliving its DPs): the stage-cost
+// memos (kept across runs and levels: StageCostMemos::keep_or_reset), the label tables' buffers,
+// and per cost model what a run's build derives from it (a run's blocks use the models of many
+// other runs: one build of every run redid this per run).
 struct HeteroShared {
   StageCostMemos memos;
   std::deque<SplitTable> tables;  // a search's label tables (scratch: their buffers stay)

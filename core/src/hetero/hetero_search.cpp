@@ -268,7 +268,7 @@ class HeteroSearch {
   PlanSink top_;
   double least_rate_ = 0;  // the least rate of any plan (0 without prices)
   SplitCounters counters_;
-  HeteroShared shared_;  // the runs' stage costs (a run's search resets them; buffers stay), models' terms
+  HeteroShared shared_;  // what the runs share: stage costs, label tables, models' terms, checked meshes
   std::vector<std::vector<HeteroShape>> shapes_;  // per group
   std::vector<Run> runs_;
   std::vector<std::pair<size_t, std::unique_ptr<HeteroDp>>> live_;  // dp_of's, oldest first

@@ -11,6 +11,7 @@
 #include "hapmoe/planner.hpp"
 #include "hetero/hetero_rules.hpp"
 #include "hetero/hetero_search.hpp"
+#include "search/within_margin.hpp"
 #include "hetero_fixtures.hpp"
 #include "test_scenarios.hpp"
 
@@ -225,6 +226,69 @@ TEST_CASE("hetero search equals the brute force on small instances, memory bindi
   MESSAGE("instances with a plan: " << with_plan
                                     << ", best plan recomputes a stage: " << with_full_recompute
                                     << ", fit only offloaded: " << only_offloaded);
+}
+
+TEST_CASE("hetero search finds the best plans within the memory margin in the same pass (brute force)") {
+  // The brute force on each GPU's memory less the margin is the best plan within the margin; the
+  // one pass returns it in within_margin beside the fastest plan, and hetero mode ranks it first.
+  json model = small_moe_model();
+  model["num_layers"] = 5;
+  constexpr double kMargin = 0.1;
+  int binding = 0;
+  for (double gib : {80.0, 8.0, 7.6, 7.2, 7.0, 6.8, 6.6, 6.4, 6.2}) {
+    for (int gpn : {1, 2}) {
+      CAPTURE(gib);
+      CAPTURE(gpn);
+      json search = {{"recompute", {"none", "full"}},
+                     {"baselines", false},
+                     {"top_k", 3},
+                     {"optimizer_offload_fraction", {0}},
+                     {"memory_margin_fraction", kMargin}};
+      const Scenario s = hetero_scenario(model, two_type_cluster(gib, gib, gpn), search);
+      const double less = gib * (1 - kMargin);
+      const Scenario tight = hetero_scenario(model, two_type_cluster(less, less, gpn), search);
+      const double brute = hetero_brute_force(s), brute_within = hetero_brute_force(tight);
+      auto r = hetero_search(s);
+      REQUIRE(r.ok());
+      if (brute >= 1e300) {
+        CHECK(r->plans.empty());
+        continue;
+      }
+      REQUIRE(!r->plans.empty());
+      CHECK(r->plans.front().metrics.iteration_time_s == doctest::Approx(brute).epsilon(1e-9));
+      if (brute_within >= 1e300) {
+        CHECK(r->within_margin.empty());
+        continue;
+      }
+      REQUIRE(!r->within_margin.empty());
+      CHECK(r->within_margin.front().metrics.iteration_time_s == doctest::Approx(brute_within).epsilon(1e-9));
+      for (size_t i = 0; i < r->within_margin.size(); ++i) {
+        CHECK(within_margin(r->within_margin[i], kMargin));
+        if (i > 0) CHECK(r->within_margin[i - 1].metrics.objective_value <= r->within_margin[i].metrics.objective_value);
+      }
+      // The engine on the memory less the margin finds the same k best.
+      auto t = hetero_search(tight);
+      REQUIRE(t.ok());
+      REQUIRE(t->plans.size() == r->within_margin.size());
+      for (size_t i = 0; i < t->plans.size(); ++i) {
+        CHECK(r->within_margin[i].metrics.iteration_time_s ==
+              doctest::Approx(t->plans[i].metrics.iteration_time_s).epsilon(1e-9));
+      }
+      if (brute_within <= brute * (1 + 1e-12)) continue;  // the fastest plan is within the margin
+      ++binding;
+      // Hetero mode ranks the best within the margin first and keeps the fastest, flagged.
+      auto m = search_plans(s);
+      REQUIRE(m.ok());
+      REQUIRE(m->plans.size() == 3);
+      CHECK(m->plans.front().metrics.within_memory_margin);
+      CHECK(m->plans.front().metrics.iteration_time_s == doctest::Approx(brute_within).epsilon(1e-9));
+      CHECK(!m->plans.back().metrics.within_memory_margin);
+      CHECK(m->plans.back().metrics.iteration_time_s == doctest::Approx(brute).epsilon(1e-9));
+      CHECK(m->within_margin.empty());
+    }
+  }
+  MESSAGE("instances where the margin binds: " << binding);
+  CHECK(binding >= 3);
 }
 
 TEST_CASE("hetero search equals the brute force with three groups, two of them identical") {

@@ -48,6 +48,9 @@ struct SearchBudget {
     double time_s, rate;
   };
   std::vector<FrontPoint> front_seed;
+  // The hetero engine's plans within the memory margin (SearchResult::within_margin) are wanted
+  // only below this objective value (the offload retry sets it to the first pass's k-th).
+  double within_prune_above = std::numeric_limits<double>::infinity();
 };
 
 // The (time, rate) points of a result's Pareto front, for SearchBudget::front_seed.
@@ -114,6 +117,10 @@ struct Baseline {
 
 struct SearchResult {
   std::vector<PlanEvaluation> plans;  // best first
+  // The hetero engine, with search.memory_margin_fraction > 0: the k best plans within the margin
+  // (metrics.within_memory_margin), searched with the others in one pass, best first; the
+  // planner ranks them first. Empty from the upstream engine and from the planner.
+  std::vector<PlanEvaluation> within_margin;
   std::optional<Baseline> megatron_default;
   std::optional<Baseline> uniform;
   // "hetero" mode: the best upstream plan; "auto" mode: the same when a FlagScale plan ranks first

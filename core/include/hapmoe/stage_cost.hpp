@@ -50,6 +50,8 @@ struct StageCost {
   double tail_s() const { return dp_s + optimizer_s; }
   double peak_bytes() const { return weights.total() + activations_bytes + reserved_bytes; }
   bool fits() const { return peak_bytes() <= capacity_bytes; }
+  // Leaves at least `margin` (search.memory_margin_fraction) of the capacity free.
+  bool within_margin(double margin) const { return peak_bytes() <= (1 - margin) * capacity_bytes; }
 };
 
 // Memory CUDA graphs keep (GiB) at pipeline size pp.

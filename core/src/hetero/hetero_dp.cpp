@@ -67,7 +67,8 @@ struct HeteroDp::State {
         rates(sc.cluster),
         tables(sh->tables),
         shared(sh),
-        memos(&sh->memos) {}
+        memos(&sh->memos),
+        margin(sc.search.memory_margin_fraction) {}
 
   const Scenario& s;
   StageModelCache& cache;
@@ -157,6 +158,8 @@ struct HeteroDp::State {
   HeteroShared* shared = nullptr;
   StageCostMemos* memos = nullptr;  // shared->memos (one store for every run: models differ)
   std::vector<SplitLabel> finals;  // complete plans (labels over every layer)
+  // search.memory_margin_fraction: labels know whether their stages are within it (0: all are).
+  double margin = 0;
   long long closed = 0;
   long long expanded = 0;
   StageCostMemo own_memo;  // costs when `memos` has no room
@@ -551,7 +554,7 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
   const LabelDominance dominates{1.0, static_cast<double>(m - 1)};
   double least_rate = 1e300;
   for (const Class& c : classes) least_rate = std::min(least_rate, rates.fixed() + c.rate);
-  const double limit = std::min(below_s, calls.threshold_s(least_rate));
+  const double limit = std::min(below_s, calls.within_threshold_s(least_rate));
   if (limit >= 1e300) compute_capacity(std::numeric_limits<double>::infinity());
   else compute_capacity((limit - least_prefix[L]) / static_cast<double>(m - 1));
   nodes.clear();
@@ -581,7 +584,7 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
       mesh.pp = first ? d : d + 1;  // stage 0 of d (first) or stage 1 of d + 1: d from the end
       const StageCost c = b.models[o]->cost(first ? 0 : 1, L - j - n, n, links, mesh);
       ++k->stage_costs;
-      (memo ? *memo : own_memo).set(&item, c);
+      (memo ? *memo : own_memo).set(&item, c, margin);
       if (!item.usable) note_stage_shortfall(k, c);
     }
     return item;
@@ -617,7 +620,9 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
                   const StageLinks& links, int bb, int front_d, long long remaining, double rate) {
     bool added = false;
     const Block& blk = blocks[b];
+    // A label above the memory margin must beat the k-th plan; one within it, the k-th within it.
     const double threshold = std::min(below_s, calls.threshold_s(rate));
+    const double within_threshold = std::min(below_s, calls.within_threshold_s(rate));
     const std::pair<int, int> capacity = first ? std::pair<int, int>{0, 0} : front_capacity(bb, d, front_d, remaining);
     // The memos are kept across pushes, runs and searches (a memo's key holds all its costs
     // depend on: the mesh's dp and offload too), and forgotten when this push's might not fit.
@@ -659,8 +664,9 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
             const SplitLabel& lab = here[li];
             ++k->label_steps;
             SplitLabel next{lab.sum_c + c.a, std::max(lab.max_c, c.a), std::max(lab.max_tail, c.b), j, li, from_id,
-                            lab.prefix, o};
-            if (next.sum_c + rest + static_cast<double>(m - 1) * next.max_c + next.max_tail >= threshold) {
+                            lab.prefix, o, lab.within && c.within};
+            if (next.sum_c + rest + static_cast<double>(m - 1) * next.max_c + next.max_tail >=
+                (next.within ? within_threshold : threshold)) {
               ++k->lower_bound;
               continue;
             }
@@ -839,16 +845,19 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
       }
     }
   }
-  // The best plan of each prefix (group order and meshes), best first: the sink keeps the k
-  // best and the Pareto front of them.
+  // The best plan of each prefix (group order and meshes), and its best within the memory margin
+  // when that one is slower, best first: the sink keeps the k best (of all; within the margin)
+  // and the Pareto front of them.
   std::stable_sort(finals.begin(), finals.end(), [&](const SplitLabel& a, const SplitLabel& b) {
     return a.sum_c + static_cast<double>(m - 1) * a.max_c + a.max_tail <
            b.sum_c + static_cast<double>(m - 1) * b.max_c + b.max_tail;
   });
-  std::vector<int> offered;
+  std::vector<int> offered, offered_within;
+  auto has = [](const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); };
   for (const SplitLabel& top : finals) {
-    if (std::find(offered.begin(), offered.end(), top.prefix) != offered.end()) continue;
-    offered.push_back(top.prefix);
+    if (has(offered, top.prefix) && (!top.within || has(offered_within, top.prefix))) continue;
+    if (!has(offered, top.prefix)) offered.push_back(top.prefix);
+    if (top.within) offered_within.push_back(top.prefix);
     HeteroDpPlan plan;
     plan.objective_s = top.sum_c + static_cast<double>(m - 1) * top.max_c + top.max_tail;
     // Blocks front to back: the prefix's chain.
@@ -972,7 +981,7 @@ bool HeteroDp::State::first_plan(const Calls& calls, long long run_id) {
   plan.objective_s = split->objective_s;
   plan.rate = rate_of(c->taken);
   plan.tag = run_id * (1LL << 32) + (1LL << 31);  // apart from the exact search's prefixes
-  if (plan.objective_s < calls.threshold_s(plan.rate)) calls.offer(plan);
+  if (plan.objective_s < calls.within_threshold_s(plan.rate)) calls.offer(plan);
   return !calls.stopped();
 }
 

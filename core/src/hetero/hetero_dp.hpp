@@ -100,6 +100,9 @@ class HeteroDp {
  public:
   struct Calls {
     std::function<double(double rate)> threshold_s;  // what a plan billing `rate` must beat
+    // ... when it is within the memory margin (search.memory_margin_fraction: the plans within it
+    // are searched in the same pass, each label knowing whether its stages are; >= threshold_s)
+    std::function<double(double rate)> within_threshold_s;
     std::function<bool()> stopped;                   // the budget is spent
     std::function<void(const HeteroDpPlan&)> offer;
   };

@@ -44,7 +44,8 @@ class HeteroSearch {
         r_(r),
         st_(r.stats),
         cache_(s),
-        top_(s, static_cast<size_t>(std::max(1, s.search.top_k)), prune_above, budget.front_seed) {}
+        top_(s, static_cast<size_t>(std::max(1, s.search.top_k)), prune_above, budget.front_seed,
+             s.search.memory_margin_fraction, budget.within_prune_above) {}
 
   void run() {
     counters_.max_work = budget_.max_stage_costs;
@@ -58,6 +59,7 @@ class HeteroSearch {
     st_.pruned["dominated_split"] += counters_.dominated;
     st_.pruned["split_lower_bound"] += counters_.lower_bound;
     r_.plans = top_.take();
+    r_.within_margin = top_.take_within();
     r_.pareto = top_.take_front();
     if (r_.plans.empty()) r_.diagnosis = diagnose_no_plan(s_, counters_.min_shortfall_bytes, st_);
   }
@@ -172,15 +174,15 @@ class HeteroSearch {
     // First plans, at once: each run's best capacity assignment, split (a plan to return when
     // the budget ends the exact passes, and an incumbent for them).
     for (size_t i = 0; i < runs_.size() && runs_[i].bound_s < kInfeasibleRun; ++i) {
-      if (runs_[i].bound_s >= top_.threshold_s(least_rate_)) break;
+      if (runs_[i].bound_s >= top_.within_threshold_s(least_rate_)) break;
       first_plan(i);
     }
     double over = kGuessOver;
     for (int level = 0; over <= kGuessMax; ++level) {
       const double below = base * (1 + over);
-      if (below >= top_.threshold_s(least_rate_)) break;
+      if (below >= top_.within_threshold_s(least_rate_)) break;
       if (!search_pass(below, level)) return;
-      if (top_.threshold_s(least_rate_) <= below) return;
+      if (top_.within_threshold_s(least_rate_) <= below) return;
       // Each level searches its runs afresh: doubling keeps the levels' work within about twice
       // the last one's (steps of 1.25 once the first plans were found took the whole budget on
       // DeepSeek-V3 mixed-2048: eight levels of run 0 alone).
@@ -198,13 +200,13 @@ class HeteroSearch {
         return false;
       }
       if (control_.progress) report(i);
-      const double threshold = top_.threshold_s(least_rate_);
+      const double threshold = top_.within_threshold_s(least_rate_);
       if (runs_[i].bound_s >= std::min(below, threshold)) {
         if (level < 0) st_.pruned["entry_lower_bound"] += static_cast<long long>(runs_.size() - i);
         break;
       }
       if (!search_run(i, below)) {
-        for (size_t e = i; e < runs_.size(); ++e) st_.entries_unsearched += runs_[e].bound_s < top_.threshold_s(least_rate_);
+        for (size_t e = i; e < runs_.size(); ++e) st_.entries_unsearched += runs_[e].bound_s < top_.within_threshold_s(least_rate_);
         return false;
       }
     }
@@ -231,6 +233,7 @@ class HeteroSearch {
   HeteroDp::Calls calls_of(const Run& run, HeteroDp& dp) {
     HeteroDp::Calls calls;
     calls.threshold_s = [this](double rate) { return top_.threshold_s(rate); };
+    calls.within_threshold_s = [this](double rate) { return top_.within_threshold_s(rate); };
     calls.stopped = [this, &dp] {
       if (st_.evaluated + dp.closed() >= budget_.max_orders) st_.reached("orders");
       else if (counters_.work() >= budget_.max_stage_costs) st_.reached("stage_costs");
@@ -300,7 +303,7 @@ Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& con
                  "search.layer_split is not supported in \"hetero\" mode (the split is searched)",
                  "search.layer_split"};
   }
-  auto r = search_with_offload_fallback(s, control, budget, search_fractions);
+  auto r = search_with_offload_fallback(s, control, budget, search_fractions, true);
   if (!r) return r;
   r->stats.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

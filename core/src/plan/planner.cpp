@@ -12,6 +12,7 @@
 #include "hetero/hetero_search.hpp"
 #include "search/closest_plan.hpp"
 #include "search/diagnosis.hpp"
+#include "search/within_margin.hpp"
 #include "search/search_budget.hpp"
 #include "search/top_plans.hpp"
 
@@ -31,32 +32,71 @@ bool margin_then_objective(const PlanEvaluation& x, const PlanEvaluation& y) {
   return better(x, y);
 }
 
-// An engine: upstream_search or hetero_search.
-using Engine = Expected<SearchResult> (*)(const Scenario&, const SearchControl&, const SearchBudget&);
+// The k first of plans (flagged by rank_by_memory_margin, ranked by margin_then_objective); when
+// they would all be within the margin and a plan above it is better than the first, the last
+// place goes to the best such plan (flagged: it is still the fastest if the prediction holds).
+void keep_k_within_first(std::vector<PlanEvaluation>* plans, size_t k) {
+  if (plans->size() <= k) return;
+  const auto tight_first = std::find_if(plans->begin(), plans->end(),
+                                        [](const PlanEvaluation& ev) { return !ev.metrics.within_memory_margin; });
+  const size_t at = static_cast<size_t>(tight_first - plans->begin());
+  if (k >= 2 && at >= k && tight_first != plans->end()) {
+    const auto fastest_tight = std::min_element(tight_first, plans->end(), better);
+    if (better(*fastest_tight, plans->front())) std::swap((*plans)[k - 1], *fastest_tight);
+  }
+  plans->resize(k);
+}
 
-// When an engine's fastest plan leaves less than the memory margin free, the fastest plans within
-// it are searched for: the same engine with each GPU's memory cut by the margin (a stage fits there
-// exactly when its peak stays within the margin here), its plans costed on the real GPUs and
-// ranked first. Without this, the plans within the margin would be only those the first search
-// happened to keep among the k fastest, and an entry that offers one split (its fastest, above
-// the margin) would hide a slower split within it.
-// Skipped when the fastest plan is not below useful_below_s (no plan of this engine can then rank
-// among the k kept), and with only_when_none when a plan within the margin was found already (the
-// hetero engine's bounds are weak: a second search there is run only when it is needed to show any
-// plan with room to spare).
-void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, const SearchControl& control,
-                          const SearchBudget& budget, SearchResult* r, double useful_below_s = 1e300,
-                          bool only_when_none = false) {
+// r's plans and `within` (plans within the memory margin, on the real GPUs), each plan once,
+// ranked within the margin first and each side by objective; the k best, the last place going to
+// the fastest plan above the margin when all k would be within it. `how` ends the note that says so.
+void rank_within_first(const Scenario& s, std::vector<PlanEvaluation> within, const char* how, SearchResult* r) {
+  const double margin = s.search.memory_margin_fraction;
+  const char* best = s.search.objective == Objective::kCost ? "cheapest" : "fastest";
+  char note[240];
+  std::snprintf(note, sizeof note, "the %s plans leave less than %.0f%% of a GPU's memory free: the %s plans within that margin %s",
+                best, 100 * margin, best, how);
+  r->notes.push_back(note);
+  for (PlanEvaluation& ev : r->plans) {
+    const std::string key = plan_key(ev.plan);
+    const bool seen = std::any_of(within.begin(), within.end(), [&](const PlanEvaluation& x) { return plan_key(x.plan) == key; });
+    if (!seen) within.push_back(std::move(ev));
+  }
+  r->plans = std::move(within);
+  rank_by_memory_margin(s, r);  // flags them
+  std::stable_sort(r->plans.begin(), r->plans.end(), margin_then_objective);
+  keep_k_within_first(&r->plans, static_cast<size_t>(std::max(1, s.search.top_k)));
+  r->stats.above_memory_margin = std::count_if(r->plans.begin(), r->plans.end(), [](const PlanEvaluation& ev) {
+    return !ev.metrics.within_memory_margin;
+  });
+}
+
+// The hetero engine's plans within the memory margin (SearchResult::within_margin, searched with
+// its other plans in one pass), ranked first when its fastest plan is above the margin.
+void take_within_margin(const Scenario& s, SearchResult* r) {
+  std::vector<PlanEvaluation> within = std::move(r->within_margin);
+  r->within_margin.clear();
+  if (!(s.search.memory_margin_fraction > 0) || r->plans.empty() || within.empty()) return;
+  rank_by_memory_margin(s, r);  // flags them
+  const auto fastest = std::min_element(r->plans.begin(), r->plans.end(), better);
+  if (fastest->metrics.within_memory_margin) return;  // the best plan of all is within it
+  rank_within_first(s, std::move(within), "were searched for with them and are ranked first", r);
+}
+
+// When the upstream engine's fastest plan leaves less than the memory margin free, the fastest
+// plans within it are searched for: the engine again with each GPU's memory cut by the margin (a
+// stage fits there exactly when its peak stays within the margin here), its plans costed on the
+// real GPUs and ranked first. Without this, the plans within the margin would be only those the
+// first search happened to keep among the k fastest, and an entry that offers one split (its
+// fastest, above the margin) would hide a slower split within it. (The hetero engine searches
+// them in its one pass: take_within_margin.)
+void search_upstream_within_margin(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
+                                   SearchResult* r) {
   const double margin = s.search.memory_margin_fraction;
   if (!(margin > 0) || r->plans.empty() || r->stats.cancelled || r->stats.budget_reached) return;
   rank_by_memory_margin(s, r);  // flags them
   const auto fastest = std::min_element(r->plans.begin(), r->plans.end(), better);
   if (fastest->metrics.within_memory_margin) return;  // the best plan of all is within it
-  if (fastest->metrics.objective_value >= useful_below_s) return;
-  if (only_when_none && std::any_of(r->plans.begin(), r->plans.end(),
-                                    [](const PlanEvaluation& ev) { return ev.metrics.within_memory_margin; })) {
-    return;
-  }
   Scenario tight = s;
   for (NodeGroup& g : tight.cluster.groups) g.gpu.memory_gib *= 1 - margin;
   tight.search.baselines = false;
@@ -66,56 +106,24 @@ void search_within_margin(Engine engine, Runtime runtime, const Scenario& s, con
   // Only plans better than the best within the margin found so far can change the first plan
   // (found exactly); the others within it are the fastest found.
   SearchBudget left = remaining_budget(budget, r->stats.work);
-  left.prune_above = std::min(left.prune_above, useful_below_s);
   for (const PlanEvaluation& ev : r->plans) {
     if (ev.metrics.within_memory_margin) left.prune_above = std::min(left.prune_above, ev.metrics.objective_value);
   }
-  auto again = engine(tight, quiet, left);
+  auto again = upstream_search(tight, quiet, left);
   if (!again) return;
   add_budget_use(again->stats, &r->stats);
   if (again->stats.cancelled) r->stats.cancelled = true;
   std::vector<PlanEvaluation> all;
   for (const PlanEvaluation& found : again->plans) {
     PlanSpec plan = found.plan;
-    plan.runtime = runtime;
+    plan.runtime = Runtime::kMegatron;
     auto ev = evaluate_plan(s, plan);  // on the real GPUs
     if (!ev || !ev->metrics.fits_memory) continue;
     ev->plan.runtime = found.plan.runtime;
     all.push_back(std::move(ev).value());
   }
   if (all.empty()) return;
-  const char* best = s.search.objective == Objective::kCost ? "cheapest" : "fastest";
-  char note[240];
-  std::snprintf(note, sizeof note,
-                "the %s plans leave less than %.0f%% of a GPU's memory free: the %s plans within that "
-                "margin were searched for on each GPU's memory less the margin and are ranked first",
-                best, 100 * margin, best);
-  r->notes.push_back(note);
-  // Both lists, each plan once, within the margin first and each side by objective; the k best.
-  for (PlanEvaluation& ev : r->plans) {
-    const std::string key = plan_key(ev.plan);
-    const bool seen = std::any_of(all.begin(), all.end(), [&](const PlanEvaluation& x) { return plan_key(x.plan) == key; });
-    if (!seen) all.push_back(std::move(ev));
-  }
-  r->plans = std::move(all);
-  rank_by_memory_margin(s, r);  // flags them
-  std::stable_sort(r->plans.begin(), r->plans.end(), margin_then_objective);
-  // The k best; when they are all within the margin, the last place goes to the fastest plan
-  // above it (faster than the first, flagged: it is still the fastest if the prediction holds).
-  const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
-  if (r->plans.size() > k) {
-    const auto tight_first = std::find_if(r->plans.begin(), r->plans.end(),
-                                          [](const PlanEvaluation& ev) { return !ev.metrics.within_memory_margin; });
-    const size_t at = static_cast<size_t>(tight_first - r->plans.begin());
-    if (k >= 2 && at >= k && tight_first != r->plans.end()) {
-      const auto fastest_tight = std::min_element(tight_first, r->plans.end(), better);
-      std::swap(r->plans[k - 1], *fastest_tight);
-    }
-    r->plans.resize(k);
-    r->stats.above_memory_margin = std::count_if(r->plans.begin(), r->plans.end(), [](const PlanEvaluation& ev) {
-      return !ev.metrics.within_memory_margin;
-    });
-  }
+  rank_within_first(s, std::move(all), "were searched for on each GPU's memory less the margin and are ranked first", r);
 }
 
 // "hetero" mode: the hetero engine's plans; with baselines, the best upstream plan (drawing on
@@ -137,8 +145,7 @@ Expected<SearchResult> hetero_mode(const Scenario& s, const SearchControl& contr
       r.uniform = u->uniform;
     }
   }
-  // After the upstream comparison, which it must not starve of the budget.
-  search_within_margin(hetero_search, Runtime::kFlagScale, s, control, budget, &r, 1e300, true);
+  take_within_margin(s, &r);
   rebase_baselines(&r);  // onto hetero's first plan
   return r;
 }
@@ -169,7 +176,7 @@ SearchResult rank_together(SearchResult u, SearchResult h, size_t k) {
   // The plans within the memory margin first (rank_by_memory_margin has flagged both lists), so
   // keeping the k best never drops one that would rank above a kept plan.
   std::stable_sort(out.plans.begin(), out.plans.end(), margin_then_objective);
-  if (out.plans.size() > k) out.plans.resize(k);
+  keep_k_within_first(&out.plans, k);
   out.pareto = merge_fronts(std::move(out.pareto), std::move(h.pareto));
   SearchStats& st = out.stats;
   st.candidates += h.stats.candidates;
@@ -195,22 +202,22 @@ Expected<SearchResult> auto_mode(const Scenario& s, const SearchControl& control
   constexpr double kUpstreamShare = 0.3;
   auto u = upstream_search(s, scaled_control(control, 0, kUpstreamShare), budget);
   if (!u) return u;
-  search_within_margin(upstream_search, Runtime::kMegatron, s, control, budget, &u.value());
+  search_upstream_within_margin(s, control, budget, &u.value());
   SearchResult r = std::move(u).value();
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   if (!r.stats.cancelled) {
     SearchBudget left = remaining_budget(budget, r.stats.work);
     for (const auto& p : front_points(r.pareto)) left.front_seed.push_back(p);  // rank_together merges the fronts
+    // Upstream's k-th plan within the margin: a hetero plan within it must beat that to rank.
+    size_t within = 0;
+    for (const PlanEvaluation& ev : r.plans) {
+      if (s.search.memory_margin_fraction > 0 && within_margin(ev, s.search.memory_margin_fraction) && ++within == k) {
+        left.within_prune_above = ev.metrics.objective_value;
+      }
+    }
     auto h = hetero_search(s, scaled_control(control, kUpstreamShare, 1 - kUpstreamShare), left);
     if (h) {
-      // Upstream's k-th plan within the margin: a hetero plan within it must beat that to be kept.
-      double kth_within = 1e300;
-      size_t within = 0;
-      for (const PlanEvaluation& ev : r.plans) {
-        if (ev.metrics.within_memory_margin && ++within == k) kth_within = ev.metrics.objective_value;
-      }
-      search_within_margin(hetero_search, Runtime::kFlagScale, s, control, remaining_budget(budget, r.stats.work),
-                           &h.value(), kth_within, true);
+      take_within_margin(s, &h.value());
       rank_by_memory_margin(s, &r);
       rank_by_memory_margin(s, &h.value());
       r = rank_together(std::move(r), std::move(h).value(), k);
@@ -281,7 +288,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& give
     case SearchMode::kMegatron:
       r = upstream_search(s, control, budget);
       if (r) {
-        search_within_margin(upstream_search, Runtime::kMegatron, s, control, budget, &r.value());
+        search_upstream_within_margin(s, control, budget, &r.value());
         if (const std::string v = mixed_vendor_note(s); !v.empty()) r->notes.push_back(v);
       }
       break;

@@ -324,9 +324,10 @@ StageCostMemo::Item* StageCostMemo::row(int j, int max_n) {
   return r.data();
 }
 
-void StageCostMemo::set(Item* item, const StageCost& c) const {
+void StageCostMemo::set(Item* item, const StageCost& c, double margin) const {
   item->stamp = stamp_;
   item->usable = usable_stage_cost(c);
+  item->within = item->usable && (!(margin > 0) || c.within_margin(margin));
   item->a = item->usable ? c.per_microbatch_s() : stage_shortfall_bytes(c);
   item->b = item->usable ? c.tail_s() : 0;
 }

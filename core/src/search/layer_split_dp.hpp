@@ -53,13 +53,15 @@ class StageCostMemo {
     double a = 0, b = 0;  // usable: per-micro-batch time and tail; else a: shortfall bytes (NaN: none)
     uint32_t stamp = 0;   // known when equal to the memo's stamp
     bool usable = false;
+    bool within = false;  // usable, and its peak within the memory margin set() was given
   };
   // Forgets every cost, keeping the buffers.
   void clear();
   // Row j with room for n = 0..max_n.
   Item* row(int j, int max_n);
   bool known(const Item& item) const { return item.stamp == stamp_; }
-  void set(Item* item, const StageCost& c) const;
+  // margin: search.memory_margin_fraction, for Item::within (0: within = usable).
+  void set(Item* item, const StageCost& c, double margin = 0) const;
 
  private:
   std::vector<std::vector<Item>> rows_;  // [j][n]
@@ -117,15 +119,20 @@ struct SplitLabel {
   int prev_table;   // that table's id (the caller's; IncrementalSplit: its depth)
   int prefix;       // the stage order it belongs to (order_dp.hpp; unused within one order)
   int option = 0;   // the stage's option (hetero_dp.hpp: its recompute; 0 elsewhere)
+  // Every stage's peak within the memory margin (hetero_dp.hpp searches the plans within it
+  // with the others; true elsewhere).
+  bool within = true;
 };
 
 // Whether label a is at least as good as b for every completion (the objective is
 // sum_c x inv_v + coef x max c + max tail; a completion adds to the sum and raises each maximum):
 // (a.sum - b.sum) inv_v + coef (a.max - b.max)+ + (a.tail - b.tail)+ <= 0, which holds when a is
-// at most b in every term and is transitive.
+// at most b in every term and is transitive; and a label above the memory margin never beats one
+// within it (the plans within it are ranked first).
 struct LabelDominance {
   double inv_v = 1, coef = 0;
   bool operator()(const SplitLabel& a, const SplitLabel& b) const {
+    if (b.within && !a.within) return false;
     if (a.sum_c <= b.sum_c && a.max_c <= b.max_c && a.max_tail <= b.max_tail) return true;
     if (a.sum_c >= b.sum_c) return false;
     return (a.sum_c - b.sum_c) * inv_v + coef * std::max(0.0, a.max_c - b.max_c) +

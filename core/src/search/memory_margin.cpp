@@ -6,17 +6,9 @@
 #include <algorithm>
 
 #include "hapmoe/search.hpp"
+#include "search/within_margin.hpp"
 
 namespace hapmoe {
-
-namespace {
-bool within_margin(const PlanEvaluation& ev, double margin) {
-  for (const StageCost& c : ev.stages) {
-    if (c.peak_bytes() > (1 - margin) * c.capacity_bytes) return false;
-  }
-  return true;
-}
-}  // namespace
 
 void rank_by_memory_margin(const Scenario& s, SearchResult* r) {
   const double margin = s.search.memory_margin_fraction;

@@ -3,6 +3,7 @@
 #include <iterator>
 
 #include "hapmoe/search.hpp"
+#include "search/within_margin.hpp"
 #include "search/search_budget.hpp"
 
 namespace hapmoe {
@@ -17,31 +18,53 @@ std::optional<Scenario> offload_fallback_scenario(const Scenario& s) {
   return o;
 }
 
-bool offload_may_help(const SearchResult& r) {
-  if (r.plans.empty()) return true;
-  for (const StagePlan& st : r.plans.front().plan.stages) {
+namespace {
+bool recomputes(const PlanEvaluation& ev) {
+  for (const StagePlan& st : ev.plan.stages) {
     if (!(st.recompute == Recompute::kNone)) return true;
   }
   return false;
 }
+}  // namespace
+
+bool offload_may_help(const SearchResult& r, double margin) {
+  if (r.plans.empty() || recomputes(r.plans.front())) return true;
+  // The plans within the memory margin (searched in the same pass) are ranked first: the same
+  // test for the best of them, when none of the k best is within it (a retry proves its bounds
+  // on every offloaded entry: 2.2x the first pass's work on mixtral-8x7b-priced, for nothing).
+  if (!(margin > 0)) return false;
+  for (const PlanEvaluation& ev : r.plans) {
+    if (within_margin(ev, margin)) return false;
+  }
+  return r.within_margin.empty() || recomputes(r.within_margin.front());
+}
 
 Expected<SearchResult> search_with_offload_fallback(const Scenario& s, const SearchControl& control,
-                                                    const SearchBudget& budget, const SearchPass& pass) {
+                                                    const SearchBudget& budget, const SearchPass& pass,
+                                                    bool within_margin_searched) {
   const auto offload = offload_fallback_scenario(s);
   const double above = std::min(1e300, budget.prune_above);
   if (!offload) return pass(s, control, budget, above);
   constexpr double kFirstPassShare = 0.8;
   auto r = pass(s, scaled_control(control, 0, kFirstPassShare), budget, above);
   const bool spent = r.ok() && r->stats.budget_reached && !r->plans.empty();
-  if (!r.ok() || r->stats.cancelled || spent || !offload_may_help(*r)) {
+  if (!r.ok() || r->stats.cancelled || spent || !offload_may_help(*r, within_margin_searched ? s.search.memory_margin_fraction : 0)) {
     if (r.ok() && control.progress && !r->stats.cancelled) control.progress(1.0, r->stats.evaluated);
     return r;
   }
-  // Only offloaded plans that beat the k-th plan found without offload are wanted.
+  // Only offloaded plans that beat the k-th plan found without offload are wanted; when the retry
+  // is for the plans within the memory margin (the best plan does not recompute), only those and
+  // a plan faster than the best (the one above the margin the planner keeps).
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
-  const double kth = r->plans.size() < k ? above : r->plans.back().metrics.objective_value;
+  double kth = r->plans.size() < k ? above : r->plans.back().metrics.objective_value;
+  if (!r->plans.empty() && !recomputes(r->plans.front())) kth = std::min(kth, r->plans.front().metrics.objective_value);
   SearchBudget left = remaining_budget(budget, r->stats.work);
   left.prune_above = kth;  // the engines' builds leave out what cannot beat it
+  // Plans within the margin: only those better than the best found without offload (as the
+  // planner's search within the margin: the first plan is exact, the others the fastest found).
+  left.within_prune_above =
+      r->within_margin.empty() ? budget.within_prune_above
+                               : std::min(budget.within_prune_above, r->within_margin.front().metrics.objective_value);
   for (const auto& p : front_points(r->pareto)) left.front_seed.push_back(p);  // the fronts are merged
   auto retry = pass(*offload, scaled_control(control, kFirstPassShare, 1 - kFirstPassShare), left, kth);
   if (!retry.ok()) return r;

@@ -19,6 +19,7 @@
 
 #include "evaluate/objective.hpp"
 #include "hapmoe/search_types.hpp"
+#include "search/within_margin.hpp"
 #include "search/top_plans.hpp"
 
 namespace hapmoe {
@@ -77,9 +78,16 @@ class ParetoFront {
 class PlanSink {
  public:
   // prune_above: the k best are wanted only below this objective value; front_seed: points of an
-  // earlier front this one is merged with (SearchBudget::front_seed).
-  PlanSink(const Scenario& s, size_t k, double prune_above, const std::vector<SearchBudget::FrontPoint>& front_seed = {})
-      : search_(s.search), top_(k, prune_above), front_on_(s.search.pareto && s.cluster.priced()) {
+  // earlier front this one is merged with (SearchBudget::front_seed). margin > 0: the k best
+  // plans within the memory margin (stages' peak within 1 - margin of their capacity) are kept
+  // too, below within_prune_above.
+  PlanSink(const Scenario& s, size_t k, double prune_above, const std::vector<SearchBudget::FrontPoint>& front_seed = {},
+           double margin = 0, double within_prune_above = 1e300)
+      : search_(s.search),
+        top_(k, prune_above),
+        front_on_(s.search.pareto && s.cluster.priced()),
+        margin_(margin),
+        within_(k, within_prune_above) {
     if (front_on_) {
       for (const SearchBudget::FrontPoint& p : front_seed) front_.seed(p.time_s, p.rate);
     }
@@ -92,23 +100,35 @@ class PlanSink {
     if (!front_on_) return top;
     return std::max(top, objective_admits(search_, rate) ? front_.threshold_s(rate) : 0);
   }
+  // What a plan within the memory margin must beat to be kept by any of the three (threshold_s
+  // without a margin).
+  double within_threshold_s(double rate, long long tag = -1) const {
+    const double any = threshold_s(rate, tag);
+    if (!(margin_ > 0) || !objective_admits(search_, rate)) return any;
+    return std::max(any, within_.threshold(tag) / objective_weight(search_, rate));
+  }
   bool collects_front() const { return front_on_; }
 
   void offer(double time_s, double rate, std::string key, PlanEvaluation ev, long long tag = -1) {
     if (!objective_admits(search_, rate)) return;
     if (front_on_ && time_s < front_.threshold_s(rate)) front_.offer(time_s, rate, key, ev);
-    top_.offer(time_s * objective_weight(search_, rate), std::move(key), std::move(ev), tag);
+    const double value = time_s * objective_weight(search_, rate);
+    if (margin_ > 0 && within_margin(ev, margin_)) within_.offer(value, key, ev, tag);
+    top_.offer(value, std::move(key), std::move(ev), tag);
   }
 
   size_t size() const { return top_.size(); }
   std::vector<PlanEvaluation> take() { return top_.take(); }
   std::vector<PlanEvaluation> take_front() { return front_.take(); }
+  std::vector<PlanEvaluation> take_within() { return within_.take(); }
 
  private:
   const SearchSpec& search_;
   TopPlans top_;
   bool front_on_;
   ParetoFront front_;
+  double margin_;
+  TopPlans within_;  // margin_ > 0: the k best within the margin
 };
 
 }  // namespace hapmoe

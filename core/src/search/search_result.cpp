@@ -1,6 +1,7 @@
 // Operations on search results both engines and the planner share: merging two results'
 // plans and rebasing the baselines' speedups onto a new first plan.
 #include <algorithm>
+#include <utility>
 
 #include "hapmoe/search.hpp"
 #include "search/plan_sink.hpp"
@@ -13,11 +14,13 @@ SearchResult merge_results(SearchResult a, SearchResult b, size_t k) {
                                                                   a.plans.front().metrics.objective_value);
   SearchResult out = b_wins ? std::move(b) : std::move(a);
   SearchResult& other = b_wins ? a : b;
-  for (auto& p : other.plans) out.plans.push_back(std::move(p));
-  std::stable_sort(out.plans.begin(), out.plans.end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
-    return x.metrics.objective_value < y.metrics.objective_value;
-  });
-  if (out.plans.size() > k) out.plans.resize(k);
+  for (auto [mine, theirs] : {std::pair{&out.plans, &other.plans}, std::pair{&out.within_margin, &other.within_margin}}) {
+    for (auto& p : *theirs) mine->push_back(std::move(p));
+    std::stable_sort(mine->begin(), mine->end(), [](const PlanEvaluation& x, const PlanEvaluation& y) {
+      return x.metrics.objective_value < y.metrics.objective_value;
+    });
+    if (mine->size() > k) mine->resize(k);
+  }
   out.pareto = merge_fronts(std::move(out.pareto), std::move(other.pareto));
   out.stats.candidates += other.stats.candidates;
   out.stats.evaluated += other.stats.evaluated;

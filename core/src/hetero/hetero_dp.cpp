@@ -99,7 +99,7 @@ struct HeteroDp::State {
     std::vector<const StageCostModel*> models;  // per option
     std::vector<Mesh> meshes;                   // per option (pp set per stage)
     std::vector<const GroupLayerTimes*> times;  // per option
-    std::vector<double> least_sum;              // [n]: its n cheapest layers, each at its least option
+    const std::vector<double>* least_sum = nullptr;  // [n]: its n cheapest layers, each at its least option
     // Per option: the most of the lightest layers (all; MoE) one of its stages holds in memory at
     // each distance from the end (the search's shared rows: they do not depend on the cap).
     std::vector<const HeteroShared::CapRows*> caps;
@@ -324,13 +324,16 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
         for (int l = 0; l < L; ++l) least[l] = std::min(least[l], t.layer_s[l]);
         least_first_extra = std::min(least_first_extra, model->first_extra_s());
       }
-      std::vector<double> per_layer(static_cast<size_t>(L), std::numeric_limits<double>::max());
-      for (const GroupLayerTimes* t : b.times) {
-        for (int l = 0; l < L; ++l) per_layer[l] = std::min(per_layer[l], t->layer_s[l]);
-      }
-      std::sort(per_layer.begin(), per_layer.end());
-      b.least_sum.assign(static_cast<size_t>(L) + 1, 0.0);
-      for (int l = 0; l < L; ++l) b.least_sum[l + 1] = b.least_sum[l] + per_layer[l];
+      b.least_sum = &shared->least_sums.get(b.models, [&] {
+        std::vector<double> per_layer(static_cast<size_t>(L), std::numeric_limits<double>::max());
+        for (const GroupLayerTimes* t : b.times) {
+          for (int l = 0; l < L; ++l) per_layer[l] = std::min(per_layer[l], t->layer_s[l]);
+        }
+        std::sort(per_layer.begin(), per_layer.end());
+        std::vector<double> sum(static_cast<size_t>(L) + 1, 0.0);
+        for (int l = 0; l < L; ++l) sum[l + 1] = sum[l] + per_layer[l];
+        return sum;
+      });
       blocks_of[c].push_back(static_cast<int>(blocks.size()));
       blocks.push_back(std::move(b));
     }
@@ -460,7 +463,7 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     for (int b : blocks_of[cl]) {
       int most = 0;
       for (int d = 1; d <= blocks[b].shape.pp && d <= L; ++d) most += stage_cap[b][d];
-      for (int n = 1; n <= std::min(most, L); ++n) env[cl][n] = std::min(env[cl][n], blocks[b].least_sum[n]);
+      for (int n = 1; n <= std::min(most, L); ++n) env[cl][n] = std::min(env[cl][n], (*blocks[b].least_sum)[n]);
     }
   }
   sigma.assign(with_sigma ? static_cast<size_t>(sets * V) : 0, kNone);
@@ -1041,7 +1044,7 @@ std::optional<HeteroDp::State::Candidate> HeteroDp::State::first_assignment(int 
         // layers per second of those it would hold.
         const int used = std::min(n, std::min(want - held, L));
         const std::pair<double, double> score =
-            fastest ? std::pair<double, double>{completes ? 1 : 0, used / std::max(blk.least_sum[static_cast<size_t>(used)], 1e-300)}
+            fastest ? std::pair<double, double>{completes ? 1 : 0, used / std::max((*blk.least_sum)[static_cast<size_t>(used)], 1e-300)}
                     : std::pair<double, double>{std::min(want, held + n) + (completes ? want : rest), 0};
         if (pick < 0 || score > most) most = score, pick = b, pick_held = n;
       }
@@ -1110,6 +1113,12 @@ size_t HeteroShared::MeshKeyHash::operator()(const MeshKey& k) const {
   uint64_t bits;
   std::memcpy(&bits, &k.offload, sizeof bits);
   h.add(bits);
+  return static_cast<size_t>(h.value());
+}
+
+size_t HeteroShared::ModelsHash::operator()(const std::vector<const StageCostModel*>& models) const {
+  Fnv1a h;
+  for (const StageCostModel* m : models) h.add(reinterpret_cast<uintptr_t>(m));
   return static_cast<size_t>(h.value());
 }
 

@@ -66,6 +66,12 @@ struct HeteroShared {
     std::vector<int> all, moe;
   };
   StableMap<CapKey, CapRows, CapKeyHash> cap_rows;
+  // Per list of a block's option models: [n], the least time of its n cheapest layers, each at
+  // its least option (n = 0..L).
+  struct ModelsHash {
+    size_t operator()(const std::vector<const StageCostModel*>& models) const;
+  };
+  StableMap<std::vector<const StageCostModel*>, std::vector<double>, ModelsHash> least_sums;
   // Whether group g's shape (its index in the search's shapes[g]) at a micro-batch size and offload
   // fraction passes the mesh rules, and its stage mesh (recompute none).
   struct MeshKey {

@@ -49,7 +49,8 @@ struct SearchBudget {
   };
   std::vector<FrontPoint> front_seed;
   // The hetero engine's plans within the memory margin (SearchResult::within_margin) are wanted
-  // only below this objective value (the offload retry sets it to the first pass's k-th).
+  // only below this objective value (the offload retry sets it to the best the first pass found
+  // within the margin; "auto" mode to upstream's k-th plan within it).
   double within_prune_above = std::numeric_limits<double>::infinity();
 };
 
@@ -117,9 +118,10 @@ struct Baseline {
 
 struct SearchResult {
   std::vector<PlanEvaluation> plans;  // best first
-  // The hetero engine, with search.memory_margin_fraction > 0: the k best plans within the margin
-  // (metrics.within_memory_margin), searched with the others in one pass, best first; the
-  // planner ranks them first. Empty from the upstream engine and from the planner.
+  // The hetero engine, with search.memory_margin_fraction > 0: the k best plans within the margin,
+  // searched with the others in one pass, best first; the planner flags them
+  // (metrics.within_memory_margin) and ranks them first. Empty from the upstream engine and from
+  // the planner.
   std::vector<PlanEvaluation> within_margin;
   std::optional<Baseline> megatron_default;
   std::optional<Baseline> uniform;

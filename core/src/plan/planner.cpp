@@ -66,9 +66,7 @@ void rank_within_first(const Scenario& s, std::vector<PlanEvaluation> within, co
   rank_by_memory_margin(s, r);  // flags them
   std::stable_sort(r->plans.begin(), r->plans.end(), margin_then_objective);
   keep_k_within_first(&r->plans, static_cast<size_t>(std::max(1, s.search.top_k)));
-  r->stats.above_memory_margin = std::count_if(r->plans.begin(), r->plans.end(), [](const PlanEvaluation& ev) {
-    return !ev.metrics.within_memory_margin;
-  });
+  // stats.above_memory_margin: search_plans' last rank_by_memory_margin counts the plans kept.
 }
 
 // The hetero engine's plans within the memory margin (SearchResult::within_margin, searched with

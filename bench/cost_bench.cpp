@@ -6,8 +6,8 @@
 // front's middle point). Prints stats.elapsed_ms of each, the ratio cost / time-without-prices
 // (target <= 2x), the same ratio of the searches alone ("search": memory_margin_fraction 0 and
 // optimizer_offload_fraction [0]; where the cheapest plan is above the margin or recomputes and
-// the fastest is not, the planner's second search within the margin or its offload retry runs
-// for the cost objective only), and the front's size.
+// the fastest is not, the offload retry for the plans within the margin runs for the cost
+// objective only), and the front's size.
 // usage: build/cost_bench [CASE-SUBSTRING]
 #include <chrono>
 #include <algorithm>

@@ -54,7 +54,7 @@ Outcome split(const Scenario& s, const Mesh& mesh, StageModelCache& cache, const
   Outcome o;
   for (int i = 0; i < mesh.pp; ++i) {
     StageCostMemo* memo = memos ? memos->get(i, models[i], links[i]) : nullptr;
-    if (!dp.push(*models[i], links[i], incumbent_s, &o.k, layers_after_max, nullptr, memo)) return o;
+    if (!dp.push(*models[i], links[i], incumbent_s, incumbent_s, &o.k, layers_after_max, nullptr, memo)) return o;
   }
   o.best = dp.best(incumbent_s);
   return o;

@@ -41,8 +41,7 @@ std::optional<Scenario> offload_fallback_scenario(const Scenario& s);
 
 // Whether offload could beat the plans found without it: none fits, or the best one
 // recomputes (memory binds, so freeing optimizer memory may buy a faster plan); with a memory
-// margin and none of r.plans within it, the same for r.within_margin (none, or its best
-// recomputes).
+// margin, the same for r.within_margin (none, or its best recomputes).
 bool offload_may_help(const SearchResult& r, double margin = 0);
 
 // The k best plans of both searches by objective value (a's first on ties), their fronts merged, with b's baselines and diagnosis when a
@@ -59,12 +58,10 @@ using SearchPass = std::function<Expected<SearchResult>(const Scenario& s, const
 // unless the first was cancelled, offload cannot help (offload_may_help), or it spent its budget
 // and found plans (a retry would double the largest searches; its notes say the result is the
 // best so far). The k best of both; stats.offload_retried when only the retry found plans.
-// Progress: the first pass to 0.8, the retry the rest.
-// within_margin_searched: the pass fills SearchResult::within_margin (the hetero engine), and
-// offload_may_help reads it.
+// Progress: the first pass to 0.8, the retry the rest. The pass fills SearchResult::within_margin
+// (both engines do), which offload_may_help reads.
 Expected<SearchResult> search_with_offload_fallback(const Scenario& s, const SearchControl& control,
-                                                    const SearchBudget& budget, const SearchPass& pass,
-                                                    bool within_margin_searched = false);
+                                                    const SearchBudget& budget, const SearchPass& pass);
 
 // The non-dominated plans of two Pareto fronts (SearchResult::pareto), fastest first.
 std::vector<PlanEvaluation> merge_fronts(std::vector<PlanEvaluation> a, std::vector<PlanEvaluation> b);

@@ -38,8 +38,8 @@ struct SearchBudget {
   // infinity = never).
   double deadline_s = std::numeric_limits<double>::infinity();
   // Only plans below this objective value are wanted (metrics.objective_value: seconds per
-  // iteration for search.objective "time"; the planner's re-search within the memory margin sets
-  // it to the best plan within the margin found so far).
+  // iteration for search.objective "time"; the offload retry sets it to the k-th plan found
+  // without offload).
   double prune_above = std::numeric_limits<double>::infinity();
   // Pareto points (iteration time, USD per hour) found by an earlier search of the same call whose
   // front the new one's is merged with: a plan they weakly dominate is not wanted for the front
@@ -48,9 +48,9 @@ struct SearchBudget {
     double time_s, rate;
   };
   std::vector<FrontPoint> front_seed;
-  // The hetero engine's plans within the memory margin (SearchResult::within_margin) are wanted
-  // only below this objective value (the offload retry sets it to the best the first pass found
-  // within the margin; "auto" mode to upstream's k-th plan within it).
+  // The engines' plans within the memory margin (SearchResult::within_margin) are wanted only
+  // below this objective value (the offload retry sets it to the best the first pass found within
+  // the margin; "auto" mode's hetero search to upstream's k-th plan within it).
   double within_prune_above = std::numeric_limits<double>::infinity();
 };
 
@@ -118,10 +118,9 @@ struct Baseline {
 
 struct SearchResult {
   std::vector<PlanEvaluation> plans;  // best first
-  // The hetero engine, with search.memory_margin_fraction > 0: the k best plans within the margin,
+  // Either engine, with search.memory_margin_fraction > 0: the k best plans within the margin,
   // searched with the others in one pass, best first; the planner flags them
-  // (metrics.within_memory_margin) and ranks them first. Empty from the upstream engine and from
-  // the planner.
+  // (metrics.within_memory_margin) and ranks them first. Empty from the planner.
   std::vector<PlanEvaluation> within_margin;
   std::optional<Baseline> megatron_default;
   std::optional<Baseline> uniform;

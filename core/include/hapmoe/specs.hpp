@@ -330,8 +330,8 @@ struct SearchSpec {
   // Upstream Megatron-LM cannot, so the search keeps a plan on one vendor without it.
   bool assume_cross_vendor_collectives = false;
   // Not a scenario field: whether the engines collect the Pareto front of time against cost
-  // (with prices); the planner's second searches (within the memory margin, the upstream
-  // comparison) turn it off.
+  // (with prices); the planner's second searches (hetero mode's upstream comparison, the
+  // budget diagnosis) turn it off.
   bool pareto = true;
 };
 

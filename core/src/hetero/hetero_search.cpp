@@ -303,7 +303,7 @@ Expected<SearchResult> hetero_search(const Scenario& s, const SearchControl& con
                  "search.layer_split is not supported in \"hetero\" mode (the split is searched)",
                  "search.layer_split"};
   }
-  auto r = search_with_offload_fallback(s, control, budget, search_fractions, true);
+  auto r = search_with_offload_fallback(s, control, budget, search_fractions);
   if (!r) return r;
   r->stats.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -47,16 +47,31 @@ void keep_k_within_first(std::vector<PlanEvaluation>* plans, size_t k) {
   plans->resize(k);
 }
 
-// r's plans and `within` (plans within the memory margin, on the real GPUs), each plan once,
-// ranked within the margin first and each side by objective; the k best, the last place going to
-// the fastest plan above the margin when all k would be within it. `how` ends the note that says so.
-void rank_within_first(const Scenario& s, std::vector<PlanEvaluation> within, const char* how, SearchResult* r) {
-  const double margin = s.search.memory_margin_fraction;
+// The note that says why slower plans (within the memory margin) rank above the fastest.
+void note_within_first(const Scenario& s, SearchResult* r) {
   const char* best = s.search.objective == Objective::kCost ? "cheapest" : "fastest";
   char note[240];
-  std::snprintf(note, sizeof note, "the %s plans leave less than %.0f%% of a GPU's memory free: the %s plans within that margin %s",
-                best, 100 * margin, best, how);
+  std::snprintf(note, sizeof note,
+                "the %s plans leave less than %.0f%% of a GPU's memory free: the %s plans within that margin were "
+                "searched for with them and are ranked first",
+                best, 100 * s.search.memory_margin_fraction, best);
   r->notes.push_back(note);
+}
+
+// An engine's plans within the memory margin (SearchResult::within_margin, searched with its
+// other plans in one pass), when its fastest plan is above the margin: with r's plans, each plan
+// once, ranked within the margin first and each side by objective; the k best, the last place
+// going to the fastest plan above the margin when all k would be within it; with `note`, says so
+// (note_within_first).
+void take_within_margin(const Scenario& s, SearchResult* r, bool note = true) {
+  std::vector<PlanEvaluation> within = std::move(r->within_margin);
+  r->within_margin.clear();
+  const double margin = s.search.memory_margin_fraction;
+  if (!(margin > 0) || r->plans.empty() || within.empty()) return;
+  rank_by_memory_margin(s, r);  // flags them
+  const auto fastest = std::min_element(r->plans.begin(), r->plans.end(), better);
+  if (fastest->metrics.within_memory_margin) return;  // the best plan of all is within it
+  if (note) note_within_first(s, r);
   for (PlanEvaluation& ev : r->plans) {
     const std::string key = plan_key(ev.plan);
     const bool seen = std::any_of(within.begin(), within.end(), [&](const PlanEvaluation& x) { return plan_key(x.plan) == key; });
@@ -67,61 +82,6 @@ void rank_within_first(const Scenario& s, std::vector<PlanEvaluation> within, co
   std::stable_sort(r->plans.begin(), r->plans.end(), margin_then_objective);
   keep_k_within_first(&r->plans, static_cast<size_t>(std::max(1, s.search.top_k)));
   // stats.above_memory_margin: search_plans' last rank_by_memory_margin counts the plans kept.
-}
-
-// The hetero engine's plans within the memory margin (SearchResult::within_margin, searched with
-// its other plans in one pass), ranked first when its fastest plan is above the margin.
-void take_within_margin(const Scenario& s, SearchResult* r) {
-  std::vector<PlanEvaluation> within = std::move(r->within_margin);
-  r->within_margin.clear();
-  if (!(s.search.memory_margin_fraction > 0) || r->plans.empty() || within.empty()) return;
-  rank_by_memory_margin(s, r);  // flags them
-  const auto fastest = std::min_element(r->plans.begin(), r->plans.end(), better);
-  if (fastest->metrics.within_memory_margin) return;  // the best plan of all is within it
-  rank_within_first(s, std::move(within), "were searched for with them and are ranked first", r);
-}
-
-// When the upstream engine's fastest plan leaves less than the memory margin free, the fastest
-// plans within it are searched for: the engine again with each GPU's memory cut by the margin (a
-// stage fits there exactly when its peak stays within the margin here), its plans costed on the
-// real GPUs and ranked first. Without this, the plans within the margin would be only those the
-// first search happened to keep among the k fastest, and an entry that offers one split (its
-// fastest, above the margin) would hide a slower split within it. (The hetero engine searches
-// them in its one pass: take_within_margin.)
-void search_upstream_within_margin(const Scenario& s, const SearchControl& control, const SearchBudget& budget,
-                                   SearchResult* r) {
-  const double margin = s.search.memory_margin_fraction;
-  if (!(margin > 0) || r->plans.empty() || r->stats.cancelled || r->stats.budget_reached) return;
-  rank_by_memory_margin(s, r);  // flags them
-  const auto fastest = std::min_element(r->plans.begin(), r->plans.end(), better);
-  if (fastest->metrics.within_memory_margin) return;  // the best plan of all is within it
-  Scenario tight = s;
-  for (NodeGroup& g : tight.cluster.groups) g.gpu.memory_gib *= 1 - margin;
-  tight.search.baselines = false;
-  tight.search.pareto = false;  // the front is of the plans that fit the GPUs (the first search's)
-  SearchControl quiet;  // progress stays where the first search ended; cancel still stops it
-  quiet.cancel = control.cancel;
-  // Only plans better than the best within the margin found so far can change the first plan
-  // (found exactly); the others within it are the fastest found.
-  SearchBudget left = remaining_budget(budget, r->stats.work);
-  for (const PlanEvaluation& ev : r->plans) {
-    if (ev.metrics.within_memory_margin) left.prune_above = std::min(left.prune_above, ev.metrics.objective_value);
-  }
-  auto again = upstream_search(tight, quiet, left);
-  if (!again) return;
-  add_budget_use(again->stats, &r->stats);
-  if (again->stats.cancelled) r->stats.cancelled = true;
-  std::vector<PlanEvaluation> all;
-  for (const PlanEvaluation& found : again->plans) {
-    PlanSpec plan = found.plan;
-    plan.runtime = Runtime::kMegatron;
-    auto ev = evaluate_plan(s, plan);  // on the real GPUs
-    if (!ev || !ev->metrics.fits_memory) continue;
-    ev->plan.runtime = found.plan.runtime;
-    all.push_back(std::move(ev).value());
-  }
-  if (all.empty()) return;
-  rank_within_first(s, std::move(all), "were searched for on each GPU's memory less the margin and are ranked first", r);
 }
 
 // "hetero" mode: the hetero engine's plans; with baselines, the best upstream plan (drawing on
@@ -135,6 +95,7 @@ Expected<SearchResult> hetero_mode(const Scenario& s, const SearchControl& contr
     Scenario up = s;
     up.search.top_k = 1;
     up.search.pareto = false;
+    up.search.memory_margin_fraction = 0;  // the comparison is with upstream's fastest plan
     auto u = upstream_search(up, scaled_control(control, 0.9, 0.1), remaining_budget(budget, r.stats.work));
     if (u) add_budget_use(u->stats, &r.stats);
     if (u && !u->plans.empty() && !r.plans.empty()) {
@@ -200,7 +161,22 @@ Expected<SearchResult> auto_mode(const Scenario& s, const SearchControl& control
   constexpr double kUpstreamShare = 0.3;
   auto u = upstream_search(s, scaled_control(control, 0, kUpstreamShare), budget);
   if (!u) return u;
-  search_upstream_within_margin(s, control, budget, &u.value());
+  // The fastest plan of both engines (each engine's fastest is in its list before
+  // take_within_margin): when it is above the margin and a plan within it ranks first, the note
+  // says why, once.
+  const double margin = s.search.memory_margin_fraction;
+  double fastest = 1e300;
+  bool fastest_within = true;
+  auto see_fastest = [&](const SearchResult& x) {
+    for (const PlanEvaluation& ev : x.plans) {
+      if (ev.metrics.objective_value < fastest) {
+        fastest = ev.metrics.objective_value;
+        fastest_within = !(margin > 0) || within_margin(ev, margin);
+      }
+    }
+  };
+  see_fastest(*u);
+  take_within_margin(s, &u.value(), false);
   SearchResult r = std::move(u).value();
   const size_t k = static_cast<size_t>(std::max(1, s.search.top_k));
   if (!r.stats.cancelled) {
@@ -215,7 +191,8 @@ Expected<SearchResult> auto_mode(const Scenario& s, const SearchControl& control
     }
     auto h = hetero_search(s, scaled_control(control, kUpstreamShare, 1 - kUpstreamShare), left);
     if (h) {
-      take_within_margin(s, &h.value());
+      see_fastest(*h);
+      take_within_margin(s, &h.value(), false);
       rank_by_memory_margin(s, &r);
       rank_by_memory_margin(s, &h.value());
       r = rank_together(std::move(r), std::move(h).value(), k);
@@ -226,6 +203,7 @@ Expected<SearchResult> auto_mode(const Scenario& s, const SearchControl& control
   } else {
     label(r.plans, Runtime::kMegatron);
   }
+  if (!fastest_within && !r.plans.empty() && r.plans.front().metrics.within_memory_margin) note_within_first(s, &r);
   if (const std::string v = auto_vendor_note(s); !v.empty()) r.notes.push_back(v);
   return r;
 }
@@ -286,7 +264,7 @@ Expected<SearchResult> search_plans(const Scenario& s, const SearchControl& give
     case SearchMode::kMegatron:
       r = upstream_search(s, control, budget);
       if (r) {
-        search_upstream_within_margin(s, control, budget, &r.value());
+        take_within_margin(s, &r.value());
         if (const std::string v = mixed_vendor_note(s); !v.empty()) r->notes.push_back(v);
       }
       break;

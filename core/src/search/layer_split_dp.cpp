@@ -85,8 +85,9 @@ bool insert_label_distinct(std::vector<SplitLabel>& there, const SplitLabel& nex
 }
 
 void SplitPipeline::reset(const Mesh& mesh, int num_layers, long long num_microbatches,
-                          const std::vector<double>& layer_min_s, double last_extra_min_s) {
+                          const std::vector<double>& layer_min_s, double last_extra_min_s, double margin) {
   last_extra_ = last_extra_min_s;
+  margin_ = margin;
   mesh_ = mesh;
   pp_ = mesh.pp;
   L_ = num_layers;
@@ -122,8 +123,9 @@ double SplitPipeline::bound(const SplitLabel& lab, int done, int j) const {
 }
 
 bool SplitPipeline::push(int i, const SplitTable& from, int from_id, SplitTable* to, const StageCostModel& model,
-                         const StageLinks& links, double incumbent_s, SplitCounters* k, long long layers_after_max,
-                         const std::vector<double>* rest_floor, StageCostMemo* memo) const {
+                         const StageLinks& links, double incumbent_s, double within_incumbent_s, SplitCounters* k,
+                         long long layers_after_max, const std::vector<double>* rest_floor,
+                         StageCostMemo* memo) const {
   if (!memo) {
     memo = &own_memo_;
     memo->clear();
@@ -153,7 +155,10 @@ bool SplitPipeline::push(int i, const SplitTable& from, int from_id, SplitTable*
     int costed = 0;  // n = least_n .. least_n + costed - 1 are costed (and usable) in this state
     for (int li = 0; li < static_cast<int>(here.size()); ++li) {
       const SplitLabel& lab = here[li];
-      if (bound(lab, i, j) >= incumbent_s) {
+      // A label within the memory margin must beat the k-th plan within it (not below the k-th
+      // of all); one above the margin, the k-th of all.
+      const double lab_incumbent_s = lab.within ? within_incumbent_s : incumbent_s;
+      if (bound(lab, i, j) >= lab_incumbent_s) {
         ++k->lower_bound;
         continue;
       }
@@ -165,7 +170,7 @@ bool SplitPipeline::push(int i, const SplitTable& from, int from_id, SplitTable*
         ++k->label_steps;
         StageCostMemo::Item& c = costs[n];
         if (n - least_n >= costed) {
-          if (!memo->known(c)) memo->set(&c, model.cost(i, j, n, links, mesh_));
+          if (!memo->known(c)) memo->set(&c, model.cost(i, j, n, links, mesh_), margin_);
           ++k->stage_costs;
           if (!c.usable) {  // a non-finite time (degenerate input) is infeasible
             fits_up_to = n;
@@ -177,11 +182,13 @@ bool SplitPipeline::push(int i, const SplitTable& from, int from_id, SplitTable*
         }
         const double c_mb = c.a, c_tail = c.b;
         const SplitLabel next{lab.sum_c + c_mb, std::max(lab.max_c, c_mb), std::max(lab.max_tail, c_tail), j, li,
-                              from_id, lab.prefix};
-        // Non-decreasing in n (the stage only gets slower), so every larger n fails too.
+                              from_id, lab.prefix, 0, lab.within && c.within};
+        const double next_incumbent_s = next.within ? within_incumbent_s : incumbent_s;
+        // Non-decreasing in n (the stage only gets slower), so every larger n fails too (its
+        // label is within the margin only if this one is: the peak only grows with n).
         const double rest = stages_after > 0 ? suffix_min_[j + n] + last_extra_ : 0.0;
         const double grows = objective(next.sum_c + rest, next.max_c, lab.max_tail);
-        if (grows >= incumbent_s) {
+        if (grows >= next_incumbent_s) {
           k->lower_bound += max_n - n + 1;
           break;
         }
@@ -191,11 +198,11 @@ bool SplitPipeline::push(int i, const SplitTable& from, int from_id, SplitTable*
         // Checked before the label's own bound: it cuts most (8 types: 5.0M of 11.7M steps), and
         // either cut counts the same.
         if (rest_floor && stages_after > 0 && (*rest_floor)[j + n] > next.max_c &&
-            objective(next.sum_c + rest, (*rest_floor)[j + n], lab.max_tail) >= incumbent_s) {
+            objective(next.sum_c + rest, (*rest_floor)[j + n], lab.max_tail) >= next_incumbent_s) {
           ++k->lower_bound;
           continue;
         }
-        if (bound(next, i + 1, j + n) >= incumbent_s) {
+        if (bound(next, i + 1, j + n) >= next_incumbent_s) {
           ++k->lower_bound;
           continue;
         }
@@ -215,8 +222,8 @@ IncrementalSplit::IncrementalSplit() = default;
 IncrementalSplit::~IncrementalSplit() = default;
 
 void IncrementalSplit::reset(const Mesh& mesh, int num_layers, long long num_microbatches,
-                             const std::vector<double>& layer_min_s, double last_extra_min_s) {
-  pipeline_.reset(mesh, num_layers, num_microbatches, layer_min_s, last_extra_min_s);
+                             const std::vector<double>& layer_min_s, double last_extra_min_s, double margin) {
+  pipeline_.reset(mesh, num_layers, num_microbatches, layer_min_s, last_extra_min_s, margin);
   depth_ = 0;
   if (tables_.size() < static_cast<size_t>(mesh.pp) + 1) tables_.resize(static_cast<size_t>(mesh.pp) + 1);
   pipeline_.clear(&tables_[0]);
@@ -230,21 +237,22 @@ int IncrementalSplit::depth() const { return depth_; }
 void IncrementalSplit::pop() { --depth_; }
 
 bool IncrementalSplit::push(const StageCostModel& model, const StageLinks& links, double incumbent_s,
-                            SplitCounters* k, long long layers_after_max, const std::vector<double>* rest_floor,
-                            StageCostMemo* memo) {
+                            double within_incumbent_s, SplitCounters* k, long long layers_after_max,
+                            const std::vector<double>* rest_floor, StageCostMemo* memo) {
   const int i = depth_++;
   pipeline_.clear(&tables_[i + 1]);
-  return pipeline_.push(i, tables_[i], i, &tables_[i + 1], model, links, incumbent_s, k, layers_after_max, rest_floor,
-                        memo);
+  return pipeline_.push(i, tables_[i], i, &tables_[i + 1], model, links, incumbent_s, within_incumbent_s, k,
+                        layers_after_max, rest_floor, memo);
 }
 
-std::optional<SplitResult> IncrementalSplit::best(double incumbent_s) const {
+std::optional<SplitResult> IncrementalSplit::best(double incumbent_s, bool within) const {
   const int pp = pipeline_.pp(), L = pipeline_.num_layers();
   if (depth_ != pp) return std::nullopt;
   const std::vector<SplitLabel>& final_labels = tables_[pp][L];
   int best = -1;
   double best_obj = incumbent_s;
   for (int li = 0; li < static_cast<int>(final_labels.size()); ++li) {
+    if (within && !final_labels[li].within) continue;
     const double obj = pipeline_.objective(final_labels[li]);
     if (obj < best_obj) {
       best_obj = obj;
@@ -293,7 +301,7 @@ std::optional<SplitResult> best_layer_split(const SplitProblem& p, SplitCounters
   dp.reset(mesh, p.num_layers, p.num_microbatches, cheapest_layer_times(p.stage_models, p.num_layers),
            p.stage_models.back()->last_extra_s());
   for (int i = 0; i < pp; ++i) {
-    if (!dp.push(*p.stage_models[i], p.links[i], p.incumbent_s, k)) return std::nullopt;
+    if (!dp.push(*p.stage_models[i], p.links[i], p.incumbent_s, p.incumbent_s, k)) return std::nullopt;
   }
   return dp.best(p.incumbent_s);
 }

@@ -119,8 +119,8 @@ struct SplitLabel {
   int prev_table;   // that table's id (the caller's; IncrementalSplit: its depth)
   int prefix;       // the stage order it belongs to (order_dp.hpp; unused within one order)
   int option = 0;   // the stage's option (hetero_dp.hpp: its recompute; 0 elsewhere)
-  // Every stage's peak within the memory margin (hetero_dp.hpp searches the plans within it
-  // with the others; true elsewhere).
+  // Every stage's peak within the memory margin (both engines search the plans within it with
+  // the others; true without a margin).
   bool within = true;
 };
 
@@ -160,7 +160,7 @@ class SplitPipeline {
  public:
   // See IncrementalSplit::reset.
   void reset(const Mesh& mesh, int num_layers, long long num_microbatches, const std::vector<double>& layer_min_s,
-             double last_extra_min_s);
+             double last_extra_min_s, double margin = 0);
   // Adds stage i on `model` with its links to every label of `from` (table id from_id) and puts
   // the results into *to, which keeps what it holds (several pushes, of other stage orders too,
   // may merge into one table). A label is kept unless another is at least as good for every
@@ -168,8 +168,8 @@ class SplitPipeline {
   // pipelines pushed into a table is kept. The other arguments are IncrementalSplit::push's.
   // True when a label was added.
   bool push(int i, const SplitTable& from, int from_id, SplitTable* to, const StageCostModel& model,
-            const StageLinks& links, double incumbent_s, SplitCounters* counters, long long layers_after_max,
-            const std::vector<double>* rest_floor, StageCostMemo* memo) const;
+            const StageLinks& links, double incumbent_s, double within_incumbent_s, SplitCounters* counters,
+            long long layers_after_max, const std::vector<double>* rest_floor, StageCostMemo* memo) const;
   // The objective of a complete label.
   double objective(const SplitLabel& lab) const { return objective(lab.sum_c, lab.max_c, lab.max_tail); }
   // Lower bound on the objective of any completion of a label after `done` stages over j layers.
@@ -177,6 +177,7 @@ class SplitPipeline {
   int pp() const { return pp_; }
   int num_layers() const { return L_; }
   int min_layers() const { return min_n_; }  // per stage (vpp)
+  double margin() const { return margin_; }  // what StageCostMemo::set is given for its items
   // The largest per-micro-batch stage time a plan below incumbent_s can have (infinity when the
   // incumbent is): T >= sum_c / v + (m - 1/v) max c, with sum_c at least every layer's least time.
   double cap_s(double incumbent_s) const;
@@ -190,6 +191,7 @@ class SplitPipeline {
   Mesh mesh_;
   int pp_ = 0, L_ = 0, min_n_ = 1;
   double last_extra_ = 0;          // least last-stage extra
+  double margin_ = 0;              // search.memory_margin_fraction (SplitLabel::within)
   std::vector<double> suffix_min_;  // [j]: sum of layer_min over layers j..L-1
   // iteration_time_s(sum_c, max_c, tail, m, vpp) with its constants kept: (m - 1/v) is the same
   // double every time, and for v a power of two sum_c / v == sum_c * (1 / v) exactly (both are
@@ -211,23 +213,28 @@ class IncrementalSplit {
   // Starts a pipeline of mesh.pp stages over num_layers layers. layer_min_s[l]: a lower bound on
   // layer l's per-micro-batch time on any stage still to come (the DP's bound uses its sums).
   // last_extra_min_s: a lower bound on the extra per-micro-batch time of the last stage (output
-  // layer and loss), counted while the last stage is still to come.
+  // layer and loss), counted while the last stage is still to come. margin > 0: the labels know
+  // whether every stage's peak is within the memory margin (SplitLabel::within), and the plans
+  // within it are searched for in the same pass (push's within_incumbent_s, best()'s within).
   void reset(const Mesh& mesh, int num_layers, long long num_microbatches, const std::vector<double>& layer_min_s,
-             double last_extra_min_s = 0);
+             double last_extra_min_s = 0, double margin = 0);
   // Adds stage depth() on `model` with its links. layers_after_max: an upper bound on the layers
   // the stages after it can hold in memory together (so this stage takes at least the rest).
   // Returns false when no label survives (every split through this prefix is infeasible or
   // cannot beat incumbent_s).
   // rest_floor (optional, [j] for j = 0..num_layers): a lower bound on the largest
   // per-micro-batch time of the stages after this one when this one ends at layer j.
-  // memo (optional): this stage's StageCostMemo (same position, model and links, this mesh).
-  bool push(const StageCostModel& model, const StageLinks& links, double incumbent_s, SplitCounters* counters,
-            long long layers_after_max = 1LL << 40, const std::vector<double>* rest_floor = nullptr,
-            StageCostMemo* memo = nullptr);
+  // memo (optional): this stage's StageCostMemo (same position, model and links, this mesh,
+  // filled with the same margin). A label within the memory margin must beat within_incumbent_s
+  // (at least incumbent_s: the k-th plan within the margin), one above it incumbent_s.
+  bool push(const StageCostModel& model, const StageLinks& links, double incumbent_s, double within_incumbent_s,
+            SplitCounters* counters, long long layers_after_max = 1LL << 40,
+            const std::vector<double>* rest_floor = nullptr, StageCostMemo* memo = nullptr);
   void pop();
   int depth() const;
-  // Best complete split (depth() == pp), or nullopt when none beats incumbent_s.
-  std::optional<SplitResult> best(double incumbent_s) const;
+  // Best complete split (depth() == pp), or nullopt when none beats incumbent_s; within: the best
+  // of those within the memory margin.
+  std::optional<SplitResult> best(double incumbent_s, bool within = false) const;
 
  private:
   SplitPipeline pipeline_;

@@ -302,19 +302,30 @@ bool OrderDp::run(const std::vector<Class>& classes, const SplitPipeline& pipeli
 }
 
 void OrderDp::offer_best(const SplitTable& final_table) {
-  const std::vector<Class>& classes = *classes_;
   const SplitPipeline& pipeline = *pipeline_;
   const std::vector<SplitLabel>& labels = final_table[pipeline.num_layers()];
-  int best = -1;  // the first of least objective (deterministic)
+  // The first of least objective (deterministic), of all and of those within the margin.
+  int best = -1, best_within = -1;
   double best_obj = calls_->incumbent_s();
+  double within_obj = calls_->within_incumbent_s ? calls_->within_incumbent_s() : best_obj;
   for (int li = 0; li < static_cast<int>(labels.size()); ++li) {
     const double obj = pipeline.objective(labels[li]);
     if (obj < best_obj) {
       best_obj = obj;
       best = li;
     }
+    if (labels[li].within && obj < within_obj) {
+      within_obj = obj;
+      best_within = li;
+    }
   }
-  if (best < 0) return;
+  if (best >= 0) offer_label(labels, best, best_obj);
+  if (best_within >= 0 && best_within != best) offer_label(labels, best_within, within_obj);
+}
+
+void OrderDp::offer_label(const std::vector<SplitLabel>& labels, int best, double best_obj) {
+  const std::vector<Class>& classes = *classes_;
+  const SplitPipeline& pipeline = *pipeline_;
   std::vector<int> blocks;
   for (int o = labels[best].prefix; o > 0; o = orders_[o].first) blocks.push_back(orders_[o].second);
   std::reverse(blocks.begin(), blocks.end());

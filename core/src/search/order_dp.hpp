@@ -54,12 +54,15 @@ class OrderDp {
     LinkFn link;
     std::function<bool()> stopped;       // the work budget is spent: stop
     std::function<double()> incumbent_s;  // what the plan must beat
+    // What a plan within the memory margin must beat (at least incumbent_s; unset: the same).
+    std::function<double()> within_incumbent_s;
     OfferFn offer;
   };
 
   // Runs the DP over the classes' orders; `pipeline` must be reset for this entry's mesh (pp =
   // every class's groups x stages). cap_s: no plan below the incumbent has a stage slower than
-  // this. Offers the best plan when it beats the incumbent. beam > 0: after each block, each state
+  // this. Offers the best plan when it beats the incumbent, and the best within the memory margin
+  // (SplitLabel::within; the pipeline's margin) when that is another and beats its own. beam > 0: after each block, each state
   // keeps only its `beam` labels of least bound (not exact: a quick first guess). False, offering
   // nothing, once stopped() is true after a push (the work budget).
   bool run(const std::vector<Class>& classes, const SplitPipeline& pipeline, const Calls& calls, double cap_s,
@@ -92,6 +95,8 @@ class OrderDp {
   void trim(int table, int beam);
   int order_of(int parent, int cls);  // interned stage order: parent order, then one block of cls
   void offer_best(const SplitTable& final_table);
+  // The plan of final label `best` (of `labels`, the pipeline's last table's) offered.
+  void offer_label(const std::vector<SplitLabel>& labels, int best, double objective_s);
 
   // The steps of the DP: a class's first block but its last stage; a node's pending stage
   // before the block of class c2; the first stage of a block (after class `after`); and the

@@ -119,11 +119,13 @@ struct EntryBuilder : SearchContext {
     // groups, ~150 ns with 64).
     const long long classes = 1 + *std::max_element(space.group_class().begin(), space.group_class().end());
     const long long units = 1 + classes / 32;
-    // A search that only wants plans below a time (the planner's second search within the memory
-    // margin, the offload retry) leaves out the shapes no group set of which can beat it.
-    if (budget.prune_above < 1e300) {
+    // A search that only wants plans below a time (the offload retry) leaves out the shapes no
+    // group set of which can beat it (nor, with a memory margin, the plans within it wanted).
+    const double above = s.search.memory_margin_fraction > 0 ? std::max(budget.prune_above, budget.within_prune_above)
+                                                              : budget.prune_above;
+    if (above < 1e300) {
       for (size_t i = 0; i < n; ++i) {
-        if (counts[i] > 0 && shape_lower_bound_s(space.shapes()[i]) >= budget.prune_above) {
+        if (counts[i] > 0 && shape_lower_bound_s(space.shapes()[i]) >= above) {
           st.pruned["entry_lower_bound"] += counts[i];
           counts[i] = 0;
         }
@@ -398,7 +400,7 @@ class EntrySearch {
       // The DP is fast under a tight cap: it first looks for plans below a time a little above
       // the entry's bound, then a larger one, until one is found (the entry's best: a better plan
       // would be below that time too) or the time reaches what the entry must beat anyway.
-      for (double over = kGuessOver; over <= kGuessMax && bound_s * (1 + over) < threshold_s(); over *= 2) {
+      for (double over = kGuessOver; over <= kGuessMax && bound_s * (1 + over) < bound_threshold_s(); over *= 2) {
         guess_s_ = bound_s * (1 + over);
         const bool found = run_merged(shape), ran_out = spent_;
         guess_s_ = 1e300;
@@ -444,7 +446,7 @@ class EntrySearch {
   bool run_merged(const MeshShape& shape) {
     const std::vector<OrderDp::Class> classes = set_classes(shape);
     const int L = s_.model.num_layers;
-    pipeline_.reset(mesh_, L, m_, cheapest_layer_times(models_, L), cheapest_last_extra_s(models_));
+    pipeline_.reset(mesh_, L, m_, cheapest_layer_times(models_, L), cheapest_last_extra_s(models_), margin_);
     OrderDp::Calls calls;
     calls.push = [&](int stage, int group, const StageLinks& links, const std::vector<std::vector<int>>& later,
                      int min_reach, const SplitTable& from, int from_id, SplitTable* to) {
@@ -458,8 +460,8 @@ class EntrySearch {
       const LaterStages& rest = later_stages(stage + 1);
       const StageCostModel* model = models_[index_of(group)];
       const long long after_max = std::min<long long>(rest.layers_fit, L - min_reach);
-      return pipeline_.push(stage, from, from_id, to, *model, links, threshold_s(), &counters_, after_max,
-                            &rest.rest_floor, memos_.get(stage, model, links));
+      return pipeline_.push(stage, from, from_id, to, *model, links, threshold_s(), within_threshold_s(), &counters_,
+                            after_max, &rest.rest_floor, memos_.get(stage, model, links));
     };
     // The backward pass asks for one stage's costs several times in a row: its memo is kept.
     struct Last {
@@ -477,7 +479,7 @@ class EntrySearch {
       StageCostMemo::Item& c = memo ? memo->row(j, n)[n] : one;
       if (!memo || !memo->known(c)) {
         StageCostMemo& m = memo ? *memo : scratch_memo_;
-        m.set(&c, model->cost(stage, j, n, links, mesh_));
+        m.set(&c, model->cost(stage, j, n, links, mesh_), margin_);
         ++counters_.stage_costs;
       }
       return c.usable ? c.a : std::numeric_limits<double>::infinity();
@@ -487,19 +489,19 @@ class EntrySearch {
     };
     calls.stopped = [&] { return spent_ || counters_.stopped || st_.cancelled || over_budget(); };
     calls.incumbent_s = [&] { return threshold_s(); };
+    calls.within_incumbent_s = [&] { return within_threshold_s(); };
+    // Whether the entry's best plan was offered: with a margin, its best within the margin (the
+    // best of all, when not within it, is offered first).
+    bool offered = false;
     calls.offer = [&](const std::vector<int>& stage_groups, const std::vector<int>& layers, double objective_s) {
       ++st_.evaluated;
       const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
       PlanSpec plan = plan_of(mesh_, s_.cluster, stage_groups, layers);
-      top_.offer(objective_s, rate_, plan_key(plan), evaluate_split_problem(s_, p, plan), tag_);
+      PlanEvaluation ev = evaluate_split_problem(s_, p, plan);
+      offered = offered || !(margin_ > 0) || within_margin(ev, margin_);
+      top_.offer(objective_s, rate_, plan_key(plan), std::move(ev), tag_);
     };
-    bool offered = false;
-    const OrderDp::OfferFn offer = calls.offer;
-    calls.offer = [&](const std::vector<int>& g, const std::vector<int>& l, double t) {
-      offered = true;
-      offer(g, l, t);
-    };
-    order_dp_.run(classes, pipeline_, calls, pipeline_.cap_s(threshold_s()));
+    order_dp_.run(classes, pipeline_, calls, pipeline_.cap_s(bound_threshold_s()));
     if (order_dp_.last_infeasible()) pruned_.count("order_reach_bound");
     return offered;
   }
@@ -532,7 +534,7 @@ class EntrySearch {
     prepared_ = prepare_bounds(shape, &value);
     set_ = nullptr;  // begin() prepares again
     shape_ = nullptr;
-    return prepared_ ? value : std::max(value, threshold_s());
+    return prepared_ ? value : std::max(value, bound_threshold_s());
   }
 
  private:
@@ -549,7 +551,7 @@ class EntrySearch {
     prepared_ = prepare_bounds(shape);
     if (prepared_) {
       dp_.reset(mesh_, s_.model.num_layers, m_, cheapest_layer_times(models_, s_.model.num_layers),
-                cheapest_last_extra_s(models_));
+                cheapest_last_extra_s(models_), margin_);
       memos_.reset(s_.model.num_layers);
       later_.clear();  // positions_ changed
       later_count_ = 0;
@@ -586,7 +588,7 @@ class EntrySearch {
       caps.push_back(terms_.back()->max_layers);
     }
     const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
-    const double threshold = threshold_s();
+    const double threshold = bound_threshold_s();
     if (set_bound >= 1e300) {
       pruned_.count("stage_memory_bound");
       return false;
@@ -644,7 +646,7 @@ class EntrySearch {
       if (i < prefix.size()) options_[i].assign(1, index_of(prefix[i]));
       else options_[i] = later;
     }
-    return positions_->reaches(options_, threshold_s(), rest.empty() ? -1 : static_cast<int>(prefix.size()));
+    return positions_->reaches(options_, bound_threshold_s(), rest.empty() ? -1 : static_cast<int>(prefix.size()));
   }
 
   // Pushes the DP up to stage `end` (exclusive); false when no split survives. options_ holds
@@ -657,8 +659,8 @@ class EntrySearch {
       const int i = dp_.depth();
       const LaterStages& later = later_stages(i + 1);
       const StageCostModel* model = models_[index_of(stage_groups[i])];
-      if (!dp_.push(*model, links[i], threshold_s(), &counters_, later.layers_fit, &later.rest_floor,
-                    memos_.get(i, model, links[i]))) {
+      if (!dp_.push(*model, links[i], threshold_s(), within_threshold_s(), &counters_, later.layers_fit,
+                    &later.rest_floor, memos_.get(i, model, links[i]))) {
         return false;
       }
     }
@@ -744,20 +746,27 @@ class EntrySearch {
     }
     ++st_.evaluated;
     const std::vector<int>& fixed = s_.search.layer_split;
-    std::optional<SplitResult> split;
+    // The order's best split, and its best within the memory margin when that is another (the
+    // sink keeps each where it ranks).
+    std::optional<SplitResult> split, within;
     if (!fixed.empty()) {
       const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
       const auto obj = split_objective(p, fixed, &counters_);
-      if (obj && *obj < threshold_s()) split = SplitResult{fixed, *obj};
+      if (obj && *obj < within_threshold_s()) split = SplitResult{fixed, *obj};
     } else {
       const int start_depth = dp_.depth();
-      if (push_until(stage_groups, mesh_.pp)) split = dp_.best(threshold_s());
+      if (push_until(stage_groups, mesh_.pp)) {
+        split = dp_.best(threshold_s());
+        if (margin_ > 0) within = dp_.best(within_threshold_s(), true);
+        if (within && split && within->layers == split->layers) within.reset();
+      }
       while (dp_.depth() > start_depth) dp_.pop();
     }
-    if (split) {
+    for (const std::optional<SplitResult>* found : {&split, &within}) {
+      if (!*found) continue;
       const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
-      PlanSpec plan = plan_of(mesh_, s_.cluster, stage_groups, split->layers);
-      top_.offer(split->objective_s, rate_, plan_key(plan), evaluate_split_problem(s_, p, plan), tag_);
+      PlanSpec plan = plan_of(mesh_, s_.cluster, stage_groups, (*found)->layers);
+      top_.offer((*found)->objective_s, rate_, plan_key(plan), evaluate_split_problem(s_, p, plan), tag_);
     }
     return true;
   }
@@ -771,8 +780,13 @@ class EntrySearch {
   std::function<void()> tick_;
   BilledRates rates_{c_.s.cluster};
   double rate_ = 0;  // USD per hour the entry's plans bill (entry_rate)
-  // What a plan of the entry must beat (PlanSink::threshold_s at its rate).
+  // What a plan of the entry must beat (PlanSink::threshold_s at its rate); one within the memory
+  // margin (at least as much: PlanSink::within_threshold_s). The bounds, which know nothing of the
+  // margin, cut against the second.
   double threshold_s() const { return std::min(top_.threshold_s(rate_, tag_), guess_s_); }
+  double within_threshold_s() const { return std::min(top_.within_threshold_s(rate_, tag_), guess_s_); }
+  double bound_threshold_s() const { return within_threshold_s(); }
+  const double margin_ = c_.s.search.memory_margin_fraction;
   double guess_s_ = 1e300;  // run(): the time the merged DP looks for plans below
   long long tag_ = -1;  // the entry's: the sink keeps its best plan only
   RuleTally pruned_;
@@ -845,6 +859,7 @@ void finish_result(const Scenario& s, const EntryBuilder& builder, const Candida
   st.pruned["dominated_split"] += counters.dominated;
   r.plans = top.take();
   r.pareto = top.take_front();
+  r.within_margin = top.take_within();
   if (r.plans.empty()) {
     double shortfall = counters.min_shortfall_bytes;
     const double bound_shortfall = builder.min_shortfall;
@@ -903,7 +918,9 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   const SortedEntries& entries = builder.entries;
   if (control.progress) control.progress(kBuildShare, 0);
 
-  PlanSink top(s, static_cast<size_t>(std::max(1, s.search.top_k)), prune_above, budget.front_seed);
+  // With a memory margin, the k best plans within it are kept too (SearchResult::within_margin).
+  PlanSink top(s, static_cast<size_t>(std::max(1, s.search.top_k)), prune_above, budget.front_seed,
+               s.search.memory_margin_fraction, budget.within_prune_above);
   // With prices, each entry's threshold depends on its rate, and the least rate's bounds every
   // entry's (entries are in order of their time bound): an entry below that but at or above its
   // own is skipped, one over the budget too.
@@ -918,7 +935,9 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
       if (objective_admits(s.search, rate)) least_rate = std::min(least_rate, rate);
     }
   }
-  auto threshold = [&]() { return top.threshold_s(least_rate); };
+  // What an entry's plans must beat to be kept: within the memory margin, the looser (entry
+  // bounds know nothing of the margin).
+  auto threshold = [&]() { return top.within_threshold_s(least_rate); };
   SplitCounters counters;
   counters.max_work = budget.max_stage_costs;  // a push stops there too (one may take seconds)
   IncrementalSplit dp;
@@ -972,7 +991,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
     // fits in memory, whose bound is 4 times the least build bound).
     long long ahead = 0;
     while (next < entries.size() && (ready.empty() || (entries[next].bound_s < ready.front().bound &&
-                                                       threshold() < 1e300 && ahead < kMaxBoundsAhead))) {
+                                                       top.threshold_s(least_rate) < 1e300 && ahead < kMaxBoundsAhead))) {
       const SearchEntry& e = entries[next];
       const double rate = entry_rate_of(next);
       if (priced && !objective_admits(s.search, rate)) {  // skipped before the bound (no admitted rate bounds it)
@@ -985,13 +1004,13 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
         next = entries.size();
         break;
       }
-      if (priced && e.bound_s >= top.threshold_s(rate)) {
+      if (priced && e.bound_s >= top.within_threshold_s(rate)) {
         ++st.pruned["entry_lower_bound"];
       } else {
         const double bound = entry_search.bound_of(space.shapes()[e.shape], builder.sets[e.set]);
         ++ahead;
         if (entry_search.spent()) break;
-        if (bound < top.threshold_s(rate)) {
+        if (bound < top.within_threshold_s(rate)) {
           ready.push_back({bound, next});
           std::push_heap(ready.begin(), ready.end(), later);
         }
@@ -1002,7 +1021,7 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
     std::pop_heap(ready.begin(), ready.end(), later);
     const Ready r = ready.back();
     ready.pop_back();
-    if (r.bound >= top.threshold_s(entry_rate_of(r.index))) {
+    if (r.bound >= top.within_threshold_s(entry_rate_of(r.index))) {
       ++st.pruned["bottleneck_bound"];
       continue;
     }

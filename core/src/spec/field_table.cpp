@@ -465,8 +465,7 @@ const FieldDef kFields[] = {
     val("search.memory_margin_fraction", T::kNumber, "fraction", 0, 0.5, 0.05,
         "Share of each GPU's memory a plan should leave free; plans whose peak is above "
         "(1 - margin) of a stage's memory are flagged and ranked after the plans within it, and "
-        "the fastest plans within it are searched for (by the hetero engine in the same pass; by "
-        "the upstream engine again when its fastest plan is above it)."),
+        "the fastest plans within it are searched for in the same pass as the fastest plans."),
     {"search.layer_split", T::kLayerSplit, "layers", 1, kMaxLayers, D::kUnset, 0,
      "\"auto\": searched", "",
      "Layers per pipeline stage, first to last; \"auto\" lets the planner choose a "

@@ -41,7 +41,8 @@ std::optional<Scenario> offload_fallback_scenario(const Scenario& s);
 
 // Whether offload could beat the plans found without it: none fits, or the best one
 // recomputes (memory binds, so freeing optimizer memory may buy a faster plan); with a memory
-// margin, the same for r.within_margin (none, or its best recomputes).
+// margin and none of r.plans within it, the same for r.within_margin (none, or its best
+// recomputes).
 bool offload_may_help(const SearchResult& r, double margin = 0);
 
 // The k best plans of both searches by objective value (a's first on ties), their fronts merged, with b's baselines and diagnosis when a

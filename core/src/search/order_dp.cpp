@@ -150,9 +150,8 @@ int OrderDp::need_block(const std::vector<int>& placed, int after, int c2) {
 
 int OrderDp::need_node(const std::vector<int>& placed, int prev, int last) {
   if ((*classes_)[last].stages > 1) prev = -1;  // the pending stage's prev link is inside its block
-  const long long key = key_of(placed, prev, last);
-  const auto known = need_.find(key);
-  if (known != need_.end()) return known->second;
+  const size_t key = static_cast<size_t>(key_of(placed, prev, last));
+  if (need_gen_[key] == need_run_) return need_[key];
   const int L = pipeline_->num_layers();
   int placed_groups = 0;
   for (int x : placed) placed_groups += x;
@@ -160,7 +159,10 @@ int OrderDp::need_node(const std::vector<int>& placed, int prev, int last) {
   if (placed_groups == total_) {
     need = need_before(pending_step(placed, prev, last, -1), L);
   } else {
-    std::vector<int> next = placed;
+    // The next node's counts, in this depth's scratch (a deeper call uses its own; run() sized
+    // them, so none moves while a shallower call holds its own).
+    std::vector<int>& next = need_scratch_[static_cast<size_t>(placed_groups)];
+    next = placed;
     for (size_t c2 = 0; c2 < placed.size(); ++c2) {
       if (placed[c2] == static_cast<int>((*classes_)[c2].groups.size())) continue;
       const Step step = pending_step(placed, prev, last, static_cast<int>(c2));
@@ -169,7 +171,8 @@ int OrderDp::need_node(const std::vector<int>& placed, int prev, int last) {
       --next[c2];
     }
   }
-  need_.emplace(key, need);
+  need_gen_[key] = need_run_;
+  need_[key] = need;
   return need;
 }
 
@@ -183,10 +186,20 @@ bool OrderDp::run(const std::vector<Class>& classes, const SplitPipeline& pipeli
   used_ = 0;
   orders_.assign(1, {-1, -1});
   order_ids_.clear();
-  need_.clear();
+  // need_node's results by key (below node_count), known when stamped with this run.
+  const size_t nodes = static_cast<size_t>(node_count(classes));
+  if (need_.size() < nodes) {
+    need_.resize(nodes);
+    need_gen_.resize(nodes, 0);
+  }
+  if (++need_run_ == 0) {  // wrapped: no key may look known
+    std::fill(need_gen_.begin(), need_gen_.end(), 0);
+    need_run_ = 1;
+  }
   const int n = static_cast<int>(classes.size());
   total_ = 0;
   for (const Class& c : classes) total_ += static_cast<int>(c.groups.size());
+  if (need_scratch_.size() < static_cast<size_t>(total_) + 1) need_scratch_.resize(static_cast<size_t>(total_) + 1);
   const int L = pipeline.num_layers();
 
   // The backward pass: whether any first block can start at layer 0.

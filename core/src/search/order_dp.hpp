@@ -19,6 +19,7 @@
 // nothing has no plan under the cap.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <unordered_map>
@@ -60,7 +61,8 @@ class OrderDp {
   };
 
   // Runs the DP over the classes' orders; `pipeline` must be reset for this entry's mesh (pp =
-  // every class's groups x stages). cap_s: no plan below the incumbent has a stage slower than
+  // every class's groups x stages). The caller keeps node_count(classes) small enough to hold a
+  // table per node (the search: kMaxMergedCells label cells). cap_s: no plan below the incumbent has a stage slower than
   // this. Offers the best plan when it beats the incumbent, and the best within the memory margin
   // (SplitLabel::within; the pipeline's margin) when that is another and beats its own. beam > 0: after each block, each state
   // keeps only its `beam` labels of least bound (not exact: a quick first guess). False, offering
@@ -123,7 +125,12 @@ class OrderDp {
   double cap_s_ = 0;
   int min_n_ = 1;
   bool infeasible_ = false;
-  std::unordered_map<long long, int> need_;  // need_node by key
+  // need_node's results by key_of (dense: a run's keys are below node_count), and the run that
+  // computed each (known when it is need_run_'s); per recursion depth, its next node's counts.
+  std::vector<int> need_;
+  std::vector<uint32_t> need_gen_;
+  uint32_t need_run_ = 0;
+  std::vector<std::vector<int>> need_scratch_;
   std::vector<std::vector<int>> later_;       // run()'s scratch: the PushFn's `later`
   std::vector<int> rest_;
 

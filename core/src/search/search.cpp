@@ -467,13 +467,15 @@ class EntrySearch {
     struct Last {
       int stage = -1, group = -1;
       StageLinks links;
+      const StageCostModel* model = nullptr;
       StageCostMemo* memo = nullptr;
     } last;
     calls.time = [&](int stage, int group, const StageLinks& links, int j, int n) {
-      const StageCostModel* model = models_[index_of(group)];
       if (stage != last.stage || group != last.group || !same_links(links, last.links)) {
-        last = {stage, group, links, memos_.get(stage, model, links)};
+        const StageCostModel* model = models_[index_of(group)];
+        last = {stage, group, links, model, memos_.get(stage, model, links)};
       }
+      const StageCostModel* model = last.model;
       StageCostMemo* memo = last.memo;
       StageCostMemo::Item one;
       StageCostMemo::Item& c = memo ? memo->row(j, n)[n] : one;

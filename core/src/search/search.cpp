@@ -400,7 +400,7 @@ class EntrySearch {
       // The DP is fast under a tight cap: it first looks for plans below a time a little above
       // the entry's bound, then a larger one, until one is found (the entry's best: a better plan
       // would be below that time too) or the time reaches what the entry must beat anyway.
-      for (double over = kGuessOver; over <= kGuessMax && bound_s * (1 + over) < bound_threshold_s(); over *= 2) {
+      for (double over = kGuessOver; over <= kGuessMax && bound_s * (1 + over) < within_threshold_s(); over *= 2) {
         guess_s_ = bound_s * (1 + over);
         const bool found = run_merged(shape), ran_out = spent_;
         guess_s_ = 1e300;
@@ -481,7 +481,7 @@ class EntrySearch {
       StageCostMemo::Item& c = memo ? memo->row(j, n)[n] : one;
       if (!memo || !memo->known(c)) {
         StageCostMemo& m = memo ? *memo : scratch_memo_;
-        m.set(&c, model->cost(stage, j, n, links, mesh_), margin_);
+        m.set(&c, model->cost(stage, j, n, links, mesh_), pipeline_.margin());  // as its pushes
         ++counters_.stage_costs;
       }
       return c.usable ? c.a : std::numeric_limits<double>::infinity();
@@ -503,7 +503,7 @@ class EntrySearch {
       offered = offered || !(margin_ > 0) || within_margin(ev, margin_);
       top_.offer(objective_s, rate_, plan_key(plan), std::move(ev), tag_);
     };
-    order_dp_.run(classes, pipeline_, calls, pipeline_.cap_s(bound_threshold_s()));
+    order_dp_.run(classes, pipeline_, calls, pipeline_.cap_s(within_threshold_s()));
     if (order_dp_.last_infeasible()) pruned_.count("order_reach_bound");
     return offered;
   }
@@ -536,7 +536,7 @@ class EntrySearch {
     prepared_ = prepare_bounds(shape, &value);
     set_ = nullptr;  // begin() prepares again
     shape_ = nullptr;
-    return prepared_ ? value : std::max(value, bound_threshold_s());
+    return prepared_ ? value : std::max(value, within_threshold_s());
   }
 
  private:
@@ -590,7 +590,7 @@ class EntrySearch {
       caps.push_back(terms_.back()->max_layers);
     }
     const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
-    const double threshold = bound_threshold_s();
+    const double threshold = within_threshold_s();
     if (set_bound >= 1e300) {
       pruned_.count("stage_memory_bound");
       return false;
@@ -648,7 +648,7 @@ class EntrySearch {
       if (i < prefix.size()) options_[i].assign(1, index_of(prefix[i]));
       else options_[i] = later;
     }
-    return positions_->reaches(options_, bound_threshold_s(), rest.empty() ? -1 : static_cast<int>(prefix.size()));
+    return positions_->reaches(options_, within_threshold_s(), rest.empty() ? -1 : static_cast<int>(prefix.size()));
   }
 
   // Pushes the DP up to stage `end` (exclusive); false when no split survives. options_ holds
@@ -764,9 +764,10 @@ class EntrySearch {
       }
       while (dp_.depth() > start_depth) dp_.pop();
     }
+    if (!split && !within) return true;
+    const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
     for (const std::optional<SplitResult>* found : {&split, &within}) {
       if (!*found) continue;
-      const SplitProblem p = make_split_problem(s_, mesh_, stage_groups, c_.cache);
       PlanSpec plan = plan_of(mesh_, s_.cluster, stage_groups, (*found)->layers);
       top_.offer((*found)->objective_s, rate_, plan_key(plan), evaluate_split_problem(s_, p, plan), tag_);
     }
@@ -787,7 +788,6 @@ class EntrySearch {
   // margin, cut against the second.
   double threshold_s() const { return std::min(top_.threshold_s(rate_, tag_), guess_s_); }
   double within_threshold_s() const { return std::min(top_.within_threshold_s(rate_, tag_), guess_s_); }
-  double bound_threshold_s() const { return within_threshold_s(); }
   const double margin_ = c_.s.search.memory_margin_fraction;
   double guess_s_ = 1e300;  // run(): the time the merged DP looks for plans below
   long long tag_ = -1;  // the entry's: the sink keeps its best plan only

@@ -134,12 +134,15 @@ struct EntryBuilder : SearchContext {
     if (above < 1e300) {
       // The bound reads no offload fraction, the last field the space varies: shapes that differ
       // in it alone are consecutive and share their bound. Shapes of fewer group sets than
-      // kShapeBoundMinSets are left to their entries' bounds.
-      const MeshShape* last = nullptr;
+      // kShapeBoundMinSets are left to their entries' bounds, and shapes none of whose sets fits
+      // to add(), which cuts each set before any cost model is made (bounding them made the
+      // offload retry build 3.5x the models of the first pass on the paper's Mixtral-L 32-2).
+      const MeshShape* last = nullptr;  // the last shape bounded
       double last_bound = 0;
       for (size_t i = 0; i < n; ++i) {
         if (counts[i] < kShapeBoundMinSets) continue;
         const MeshShape& shape = space.shapes()[i];
+        if (!some_set_fits(shape)) continue;
         if (!last || !same_but_offload(*last, shape)) last_bound = shape_lower_bound_s(shape);
         last = &shape;
         if (last_bound >= above) {
@@ -189,14 +192,6 @@ struct EntryBuilder : SearchContext {
     }
     if (all.groups.empty()) return 1e300;
     Mesh mesh = space.mesh_for(shape, all);
-    // No set of the shape passes the static memory bound (add()'s, whose room is largest on the
-    // set of all its groups): add() cuts each before any cost model is made, so none is made
-    // here either (the retry with offload would otherwise make 3.5x the models of the first
-    // pass, for shapes that do not fit).
-    const auto [dense, expert] = cache.layer_params(mesh);
-    if (static_memory_need_bytes(s, mesh, dense, expert) > static_memory_room_bytes(s, all.groups, shape.stages_per_group())) {
-      return 0;
-    }
     const long long m = num_microbatches(s.training, mesh);
     double least = 1e300;
     for (bool overlap : {false, true}) {
@@ -224,6 +219,20 @@ struct EntryBuilder : SearchContext {
     }
     return least;
   }
+
+  // Whether some group set of the shape passes add()'s static memory bound: the room is largest
+  // on the set of all the shape's groups (the need does not depend on the set).
+  bool some_set_fits(const MeshShape& shape) {
+    GroupSet& all = bound_set_;
+    all.groups.clear();
+    for (size_t g = 0; g < shape.stages_per_group().size(); ++g) {
+      if (shape.stages_per_group()[g] > 0) all.groups.push_back(static_cast<int>(g));
+    }
+    const auto [dense, expert] = cache.layer_params(shape.mesh);
+    return static_memory_need_bytes(s, shape.mesh, dense, expert) <=
+           static_memory_room_bytes(s, all.groups, shape.stages_per_group());
+  }
+  GroupSet bound_set_;  // some_set_fits scratch
 
   // Whether two shapes differ in their offload fraction at most.
   static bool same_but_offload(const MeshShape& a, const MeshShape& b) {

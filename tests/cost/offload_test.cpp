@@ -113,3 +113,44 @@ TEST_CASE("search: no offload retry when a plan fits, or when offload is not all
   s.search.optimizer_offload_fraction = {0.5};
   CHECK_FALSE(offload_fallback_scenario(s).has_value());
 }
+
+// The retry wants only offloaded plans faster than the k-th plan found without offload: its build
+// bounds whole mesh shapes against that time (the group sets of 3 distinct groups: 7 per shape)
+// and its entries against it. Merged with the first pass, its plans must be exactly those of one
+// search over every fraction listed. Mixtral 8x7B on H20 + A800 + L40S: the fastest plan without
+// offload recomputes, and the k best mix fractions 0 and 0.5; Mixtral-L on H100 + 2 A100 types:
+// all of them offload.
+TEST_CASE("search: the offload retry's plans are those of a search over fractions 0, 0.5 and 1 listed") {
+  struct Case {
+    const char* model;
+    std::vector<const char*> gpus;
+  };
+  for (const Case& c : {Case{"mixtral-8x7b", {"h20", "a800", "l40s"}},
+                        Case{"mixtral-l", {"h100-sxm", "a100-sxm-40gb", "a100-sxm-80gb"}}}) {
+    CAPTURE(c.model);
+    nlohmann::json groups = nlohmann::json::array();
+    for (const char* g : c.gpus) groups.push_back({{"gpu", g}, {"nodes", 1}});
+    Scenario s = testing::scenario_from({{"model", c.model},
+                                         {"cluster", {{"groups", groups}}},
+                                         {"training", {{"global_batch_size", 256}, {"seq_length", 4096}}},
+                                         {"search",
+                                          {{"mode", "megatron"},
+                                           {"top_k", 5},
+                                           {"memory_margin_fraction", 0},
+                                           {"baselines", false}}}});
+    auto retried = search_plans(s);
+    REQUIRE(retried.ok());
+    REQUIRE(retried->plans.size() == 5);
+    s.search.optimizer_offload_fraction = {0, 0.5, 1.0};
+    auto listed = search_plans(s);
+    REQUIRE(listed.ok());
+    REQUIRE(listed->plans.size() == 5);
+    bool offloads = false;
+    for (size_t i = 0; i < 5; ++i) {
+      CAPTURE(i);
+      CHECK(retried->plans[i].metrics.iteration_time_s == doctest::Approx(listed->plans[i].metrics.iteration_time_s).epsilon(1e-9));
+      offloads = offloads || retried->plans[i].plan.optimizer_offload_fraction > 0;
+    }
+    CHECK(offloads);  // the retry ran and found what the first pass could not
+  }
+}

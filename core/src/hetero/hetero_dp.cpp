@@ -365,16 +365,23 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   stage_cap_moe.resize(blocks.size());
   for (size_t b = 0; b < blocks.size(); ++b) {
     const Block& blk = blocks[b];
-    stage_cap[b].assign(static_cast<size_t>(L) + 2, 0);
-    stage_cap_moe[b].assign(static_cast<size_t>(L) + 2, 0);
+    // Every entry is written below: the first option's caps, the others' maxed in.
+    stage_cap[b].resize(static_cast<size_t>(L) + 2);
+    stage_cap[b][0] = 0;
+    if (blk.models.empty()) std::fill(stage_cap[b].begin(), stage_cap[b].end(), 0);
+    if (num_moe > 0) stage_cap_moe[b].assign(static_cast<size_t>(L) + 2, 0);  // (else never read)
     for (size_t o = 0; o < blk.models.size(); ++o) {
       const int in_time = layers_in_time(blk.times[o]->cheapest_sum_s, c);
-      const int in_time_moe = num_moe > 0 ? layers_in_time(blk.times[o]->cheapest_moe_sum_s, c) : 0;
       const int* mem = blk.caps[o]->all.data();
-      const int* mem_moe = blk.caps[o]->moe.data();
       int* const cap_b = stage_cap[b].data();
-      for (int d = 1; d <= L + 1; ++d) cap_b[d] = std::max(cap_b[d], std::min(in_time, mem[d]));
+      if (o == 0) {
+        for (int d = 1; d <= L + 1; ++d) cap_b[d] = std::min(in_time, mem[d]);
+      } else {
+        for (int d = 1; d <= L + 1; ++d) cap_b[d] = std::max(cap_b[d], std::min(in_time, mem[d]));
+      }
       if (num_moe > 0) {
+        const int in_time_moe = layers_in_time(blk.times[o]->cheapest_moe_sum_s, c);
+        const int* mem_moe = blk.caps[o]->moe.data();
         int* const cap_moe_b = stage_cap_moe[b].data();
         for (int d = 1; d <= L + 1; ++d) cap_moe_b[d] = std::max(cap_moe_b[d], std::min(in_time_moe, mem_moe[d]));
       }
@@ -406,7 +413,7 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   for (size_t cl = 0; cl < classes.size(); ++cl) {
     for (size_t at = 0; at < pps[cl].size(); ++at) {
       std::fill(best[cl][at].begin(), best[cl][at].end(), 0);
-      std::fill(best_moe[cl][at].begin(), best_moe[cl][at].end(), 0);
+      if (num_moe > 0) std::fill(best_moe[cl][at].begin(), best_moe[cl][at].end(), 0);
     }
   }
   std::vector<int>& sum = cap_sum;  // prefix sums of a block's stage capacities by distance
@@ -417,36 +424,30 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     for (int b : blocks_of[cl]) {
       const int pp = blocks[b].shape.pp;
       const size_t at = block_at[static_cast<size_t>(b)];
-      sum[0] = sum_moe[0] = 0;
-      for (int d = 1; d <= L + 1; ++d) {
-        sum[d] = sum[d - 1] + stage_cap[b][d];
-        sum_moe[d] = sum_moe[d - 1] + stage_cap_moe[b][d];
-      }
+      sum[0] = 0;
+      for (int d = 1; d <= L + 1; ++d) sum[d] = sum[d - 1] + stage_cap[b][d];
       int* const most = best[cl][at].data();
-      int* const most_moe = best_moe[cl][at].data();
       const int* const sm = sum.data();
+      for (int r = 0; r + pp <= L; ++r) most[r] = std::max(most[r], sm[r + pp] - sm[r]);  // stages r+1..r+pp
+      if (num_moe == 0) continue;  // the MoE bound is the all-layers one (build())
+      sum_moe[0] = 0;
+      for (int d = 1; d <= L + 1; ++d) sum_moe[d] = sum_moe[d - 1] + stage_cap_moe[b][d];
+      int* const most_moe = best_moe[cl][at].data();
       const int* const sm_moe = sum_moe.data();
-      for (int r = 0; r + pp <= L; ++r) {  // the block's stages at distances r+1..r+pp
-        most[r] = std::max(most[r], sm[r + pp] - sm[r]);
-        most_moe[r] = std::max(most_moe[r], sm_moe[r + pp] - sm_moe[r]);
-      }
+      for (int r = 0; r + pp <= L; ++r) most_moe[r] = std::max(most_moe[r], sm_moe[r + pp] - sm_moe[r]);
     }
   }
   // Per class and r: the most any of its blocks holds in front of r stages (for many classes,
   // where the per-set table is too large, a looser bound sums these over the classes left; the
   // bisection reads the per-set table alone).
   for (size_t cl = 0; cl < classes.size() && (times || !capacity_on); ++cl) {
-    std::fill(best_any[cl].begin(), best_any[cl].end(), 0);
-    std::fill(best_any_moe[cl].begin(), best_any_moe[cl].end(), 0);
-    for (size_t at = 0; at < pps[cl].size(); ++at) {
-      for (int r = 0; r < W; ++r) {
-        best_any[cl][r] = std::max(best_any[cl][r], best[cl][at][r]);
-        best_any_moe[cl][r] = std::max(best_any_moe[cl][r], best_moe[cl][at][r]);
+    for (auto [any, per_pp] : {std::pair{&best_any[cl], &best[cl]}, std::pair{&best_any_moe[cl], &best_moe[cl]}}) {
+      std::fill(any->begin(), any->end(), 0);
+      if (any == &best_any_moe[cl] && num_moe == 0) continue;  // stays 0, never read
+      for (const std::vector<int>& most : *per_pp) {
+        for (int r = 0; r < W; ++r) (*any)[r] = std::max((*any)[r], most[r]);
       }
-    }
-    for (int r = W - 2; r >= 0; --r) {  // a class further from the end holds no more
-      best_any[cl][r] = std::max(best_any[cl][r], best_any[cl][r + 1]);
-      best_any_moe[cl][r] = std::max(best_any_moe[cl][r], best_any_moe[cl][r + 1]);
+      for (int r = W - 2; r >= 0; --r) (*any)[r] = std::max((*any)[r], (*any)[r + 1]);  // a class further from the end holds no more
     }
   }
   if (!capacity_on) return;
@@ -502,7 +503,7 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
           const int pp = pps[cl][at];
           if (r + pp > L) continue;
           most = std::max(most, best[cl][at][r] + front[static_cast<size_t>(sub * W + r + pp)]);
-          most_moe = std::max(most_moe, best_moe[cl][at][r] + front_moe[static_cast<size_t>(sub * W + r + pp)]);
+          if (num_moe > 0) most_moe = std::max(most_moe, best_moe[cl][at][r] + front_moe[static_cast<size_t>(sub * W + r + pp)]);
         }
       }
       front[static_cast<size_t>(u * W + r)] = most;
@@ -598,9 +599,9 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
   // distance d + 1 to its front stage at distance front_d, then the classes of `remaining`.
   auto front_capacity = [&](int bb, int d, int front_d, long long remaining) {
     std::pair<int, int> n = front_of(remaining, front_d);
-    for (int x = d + 1; x <= front_d; ++x) {
-      n.first += stage_cap[bb][x];
-      n.second += stage_cap_moe[bb][x];
+    for (int x = d + 1; x <= front_d; ++x) n.first += stage_cap[bb][x];
+    if (num_moe > 0) {
+      for (int x = d + 1; x <= front_d; ++x) n.second += stage_cap_moe[bb][x];
     }
     return n;
   };

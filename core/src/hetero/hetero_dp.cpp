@@ -39,14 +39,22 @@ constexpr double kBoundStep = 0.025;
 
 namespace {
 // The most of the lightest layers (`moe`: of the MoE layers alone) a stage holds in memory with
-// `in_flight` micro-batches (a prefix-sum search: bytes grow with n).
-int layers_in_memory(const GroupBoundTerms& t, double in_flight, bool moe) {
+// `in_flight` micro-batches (bytes grow with n). at_most: the answer with fewer micro-batches in
+// flight (it only shrinks as they grow: a scan down from it, the rows' common case, instead of
+// a binary search; -1 = unknown).
+int layers_in_memory(const GroupBoundTerms& t, double in_flight, bool moe, int at_most = -1) {
   const std::vector<double>& bytes = moe ? t.lightest_moe_bytes : t.lightest_bytes;
   const std::vector<double>& act = moe ? t.lightest_moe_act_bytes : t.lightest_act_bytes;
+  auto fits = [&](int n) { return bytes[n] + in_flight * act[n] + t.every_stage_bytes <= t.room_bytes * (1 + 1e-12); };
+  if (at_most >= 0) {
+    int n = at_most;
+    while (n > 0 && !fits(n)) --n;
+    return n;
+  }
   int lo = 0, hi = static_cast<int>(bytes.size()) - 1;
   while (lo < hi) {
     const int mid = lo + (hi - lo + 1) / 2;
-    if (bytes[mid] + in_flight * act[mid] + t.every_stage_bytes <= t.room_bytes * (1 + 1e-12)) lo = mid;
+    if (fits(mid)) lo = mid;
     else hi = mid - 1;
   }
   return lo;
@@ -313,10 +321,12 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
           HeteroShared::CapRows c;
           c.all.assign(static_cast<size_t>(L) + 2, 0);  // d = 0: unused
           c.moe.assign(static_cast<size_t>(L) + 2, 0);
-          for (int d = 1; d <= L + 1; ++d) {
-            const double in_flight = static_cast<double>(std::min<long long>(d, m));
-            c.all[static_cast<size_t>(d)] = layers_in_memory(terms, in_flight, false);
-            c.moe[static_cast<size_t>(d)] = layers_in_memory(terms, in_flight, true);
+          for (bool moe : {false, true}) {
+            std::vector<int>& row = moe ? c.moe : c.all;
+            for (int d = 1; d <= L + 1; ++d) {
+              const double in_flight = static_cast<double>(std::min<long long>(d, m));
+              row[static_cast<size_t>(d)] = layers_in_memory(terms, in_flight, moe, d > 1 ? row[static_cast<size_t>(d) - 1] : -1);
+            }
           }
           return c;
         });

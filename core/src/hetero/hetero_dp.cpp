@@ -203,6 +203,11 @@ struct HeteroDp::State {
   void build(const std::vector<std::vector<HeteroShape>>& shapes);
   // times: also the least-time table (the bisection on the cap needs the capacities alone).
   void compute_capacity(double c, bool times = true);
+  // Per block: whether another block of its class and pipeline depth holds at least as many
+  // layers at every stage under every cap (its stages' caps are no larger: best[] never takes
+  // it). The bisection (times false) leaves such blocks out; filled on its first call.
+  std::vector<char> cap_dominated;
+  void find_cap_dominated();
   std::vector<std::vector<std::vector<int>>> best, best_moe;  // compute_capacity's
   std::vector<int> cap_sum, cap_sum_moe, set_counts;                     // compute_capacity scratch
   std::vector<std::vector<double>> env;                                  // compute_capacity scratch
@@ -373,7 +378,9 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   counters->label_steps += steps;
   stage_cap.resize(blocks.size());
   stage_cap_moe.resize(blocks.size());
+  if (!times && cap_dominated.size() != blocks.size()) find_cap_dominated();
   for (size_t b = 0; b < blocks.size(); ++b) {
+    if (!times && cap_dominated[b]) continue;  // its stage caps are left stale: the bisection reads front alone
     const Block& blk = blocks[b];
     // Every entry is written below: the first option's caps, the others' maxed in.
     stage_cap[b].resize(static_cast<size_t>(L) + 2);
@@ -432,6 +439,7 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   sum_moe.resize(static_cast<size_t>(W));
   for (size_t cl = 0; cl < classes.size(); ++cl) {
     for (int b : blocks_of[cl]) {
+      if (!times && cap_dominated[static_cast<size_t>(b)]) continue;
       const int pp = blocks[b].shape.pp;
       const size_t at = block_at[static_cast<size_t>(b)];
       sum[0] = 0;
@@ -518,6 +526,52 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
       }
       front[static_cast<size_t>(u * W + r)] = most;
       front_moe[static_cast<size_t>(u * W + r)] = most_moe;
+    }
+  }
+}
+
+void HeteroDp::State::find_cap_dominated() {
+  cap_dominated.assign(blocks.size(), 0);
+  // Option o' of block a covers option o of block b: its cheapest layers take no longer (so at
+  // any cap as many fit in time) and it holds no fewer in memory at every distance.
+  auto covers = [&](const Block& a, size_t oa, const Block& b, size_t ob) {
+    auto no_more = [](const std::vector<double>& x, const std::vector<double>& y) {
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (x[i] > y[i]) return false;
+      }
+      return true;
+    };
+    auto no_fewer = [](const std::vector<int>& x, const std::vector<int>& y) {
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (x[i] < y[i]) return false;
+      }
+      return true;
+    };
+    if (!no_more(a.times[oa]->cheapest_sum_s, b.times[ob]->cheapest_sum_s) || !no_fewer(a.caps[oa]->all, b.caps[ob]->all)) {
+      return false;
+    }
+    return num_moe == 0 || (no_more(a.times[oa]->cheapest_moe_sum_s, b.times[ob]->cheapest_moe_sum_s) &&
+                            no_fewer(a.caps[oa]->moe, b.caps[ob]->moe));
+  };
+  for (const std::vector<int>& of_class : blocks_of) {
+    std::vector<int> kept;
+    for (int b : of_class) {
+      const Block& blk = blocks[static_cast<size_t>(b)];
+      bool dominated = false;
+      for (size_t k = 0; k < kept.size() && !dominated; ++k) {
+        const Block& a = blocks[static_cast<size_t>(kept[k])];
+        if (a.shape.pp != blk.shape.pp || blk.models.empty()) continue;
+        dominated = true;
+        for (size_t ob = 0; ob < blk.models.size() && dominated; ++ob) {
+          bool covered = false;
+          for (size_t oa = 0; oa < a.models.size() && !covered; ++oa) covered = covers(a, oa, blk, ob);
+          dominated = covered;
+        }
+      }
+      cap_dominated[static_cast<size_t>(b)] = dominated ? 1 : 0;
+      if (!dominated) kept.push_back(b);
     }
   }
 }

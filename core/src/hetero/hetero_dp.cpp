@@ -205,7 +205,7 @@ struct HeteroDp::State {
   void compute_capacity(double c, bool times = true);
   // Per block: whether another block of its class and pipeline depth holds at least as many
   // layers at every stage under every cap (its stages' caps are no larger: best[] never takes
-  // it). The bisection (times false) leaves such blocks out; filled on its first call.
+  // it, and the bisection, times false, needs no stage caps of it); filled on the first call.
   std::vector<char> cap_dominated;
   void find_cap_dominated();
   std::vector<std::vector<std::vector<int>>> best, best_moe;  // compute_capacity's
@@ -378,7 +378,7 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   counters->label_steps += steps;
   stage_cap.resize(blocks.size());
   stage_cap_moe.resize(blocks.size());
-  if (!times && cap_dominated.size() != blocks.size()) find_cap_dominated();
+  if (cap_dominated.size() != blocks.size()) find_cap_dominated();
   for (size_t b = 0; b < blocks.size(); ++b) {
     if (!times && cap_dominated[b]) continue;  // its stage caps are left stale: the bisection reads front alone
     const Block& blk = blocks[b];
@@ -439,7 +439,7 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   sum_moe.resize(static_cast<size_t>(W));
   for (size_t cl = 0; cl < classes.size(); ++cl) {
     for (int b : blocks_of[cl]) {
-      if (!times && cap_dominated[static_cast<size_t>(b)]) continue;
+      if (cap_dominated[static_cast<size_t>(b)]) continue;  // best[] never takes it
       const int pp = blocks[b].shape.pp;
       const size_t at = block_at[static_cast<size_t>(b)];
       sum[0] = 0;
@@ -549,20 +549,27 @@ void HeteroDp::State::find_cap_dominated() {
       }
       return true;
     };
-    if (!no_more(a.times[oa]->cheapest_sum_s, b.times[ob]->cheapest_sum_s) || !no_fewer(a.caps[oa]->all, b.caps[ob]->all)) {
+    const std::vector<double>& ta = a.times[oa]->cheapest_sum_s;
+    const std::vector<double>& tb = b.times[ob]->cheapest_sum_s;
+    const std::vector<int>& ma = a.caps[oa]->all;
+    const std::vector<int>& mb = b.caps[ob]->all;
+    // Most pairs fail at an end (all layers' time, the memory nearest the end): checked first.
+    if (ta.size() != tb.size() || ma.size() != mb.size() || ta.back() > tb.back() || ma[1] < mb[1] || ma.back() < mb.back()) {
       return false;
     }
+    if (!no_more(ta, tb) || !no_fewer(ma, mb)) return false;
     return num_moe == 0 || (no_more(a.times[oa]->cheapest_moe_sum_s, b.times[ob]->cheapest_moe_sum_s) &&
                             no_fewer(a.caps[oa]->moe, b.caps[ob]->moe));
   };
+  std::vector<std::vector<int>> kept_by_pp(static_cast<size_t>(L) + 1);  // of one class
   for (const std::vector<int>& of_class : blocks_of) {
-    std::vector<int> kept;
+    for (std::vector<int>& k : kept_by_pp) k.clear();
     for (int b : of_class) {
       const Block& blk = blocks[static_cast<size_t>(b)];
+      std::vector<int>& kept = kept_by_pp[static_cast<size_t>(blk.shape.pp)];
       bool dominated = false;
-      for (size_t k = 0; k < kept.size() && !dominated; ++k) {
+      for (size_t k = 0; k < kept.size() && !dominated && !blk.models.empty(); ++k) {
         const Block& a = blocks[static_cast<size_t>(kept[k])];
-        if (a.shape.pp != blk.shape.pp || blk.models.empty()) continue;
         dominated = true;
         for (size_t ob = 0; ob < blk.models.size() && dominated; ++ob) {
           bool covered = false;

@@ -186,10 +186,7 @@ struct EntryBuilder : SearchContext {
   // least the layers, and the MoE layers, over the stages' speed, and sum_c / pp) of that set holds
   // for each; with the EP overlap decided by pp, the lesser of both.
   double shape_lower_bound_s(const MeshShape& shape) {
-    GroupSet all;
-    for (size_t g = 0; g < shape.stages_per_group().size(); ++g) {
-      if (shape.stages_per_group()[g] > 0) all.groups.push_back(static_cast<int>(g));
-    }
+    const GroupSet& all = all_groups(shape);
     if (all.groups.empty()) return 1e300;
     Mesh mesh = space.mesh_for(shape, all);
     const long long m = num_microbatches(s.training, mesh);
@@ -220,19 +217,28 @@ struct EntryBuilder : SearchContext {
     return least;
   }
 
-  // Whether some group set of the shape passes add()'s static memory bound: the room is largest
-  // on the set of all the shape's groups (the need does not depend on the set).
-  bool some_set_fits(const MeshShape& shape) {
-    GroupSet& all = bound_set_;
-    all.groups.clear();
+  // The set of all the groups that hold stages of the shape (in bound_set_, until the next call).
+  const GroupSet& all_groups(const MeshShape& shape) {
+    bound_set_.groups.clear();
     for (size_t g = 0; g < shape.stages_per_group().size(); ++g) {
-      if (shape.stages_per_group()[g] > 0) all.groups.push_back(static_cast<int>(g));
+      if (shape.stages_per_group()[g] > 0) bound_set_.groups.push_back(static_cast<int>(g));
     }
-    const auto [dense, expert] = cache.layer_params(shape.mesh);
-    return static_memory_need_bytes(s, shape.mesh, dense, expert) <=
-           static_memory_room_bytes(s, all.groups, shape.stages_per_group());
+    return bound_set_;
   }
-  GroupSet bound_set_;  // some_set_fits scratch
+  GroupSet bound_set_;  // all_groups' scratch
+
+  // The static memory bound's need per GPU, the same for every set of a shape (pp and the EP
+  // overlap do not enter it).
+  double static_need_bytes(const Mesh& mesh) {
+    const auto [dense, expert] = cache.layer_params(mesh);
+    return static_memory_need_bytes(s, mesh, dense, expert);
+  }
+
+  // Whether some group set of the shape passes add()'s static memory bound: the room is largest
+  // on the set of all the shape's groups.
+  bool some_set_fits(const MeshShape& shape) {
+    return static_need_bytes(shape.mesh) <= static_memory_room_bytes(s, all_groups(shape).groups, shape.stages_per_group());
+  }
 
   // Whether two shapes differ in their offload fraction at most.
   static bool same_but_offload(const MeshShape& a, const MeshShape& b) {
@@ -326,9 +332,8 @@ struct EntryBuilder : SearchContext {
     }
     const Mesh& mesh = known->mesh;
     ++st.candidates;
-    if (!shape_need_known) {  // the same for every set of the shape: pp and the EP overlap do not enter it
-      const auto [dense, expert] = cache.layer_params(mesh);
-      shape_need = static_memory_need_bytes(s, mesh, dense, expert);
+    if (!shape_need_known) {
+      shape_need = static_need_bytes(mesh);
       shape_need_known = true;
     }
     const double shortfall = shape_need - static_memory_room_bytes(s, set.groups, shape.stages_per_group());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -205,7 +206,7 @@ struct HeteroDp::State {
   void compute_capacity(double c, bool times = true);
   // Per block: whether another block of its class and pipeline depth holds at least as many
   // layers at every stage under every cap (its stages' caps are no larger: best[] never takes
-  // it, and the bisection, times false, needs no stage caps of it); filled on the first call.
+  // it, and the bisection, times false, needs no stage caps of it); filled by build().
   std::vector<char> cap_dominated;
   void find_cap_dominated();
   std::vector<std::vector<std::vector<int>>> best, best_moe;  // compute_capacity's
@@ -362,6 +363,7 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
   }
   num_moe = moe_prefix[L];
   if (num_moe == L) num_moe = 0;  // all layers MoE: the all-layers bound is the MoE one
+  find_cap_dominated();
 }
 
 
@@ -378,7 +380,6 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   counters->label_steps += steps;
   stage_cap.resize(blocks.size());
   stage_cap_moe.resize(blocks.size());
-  if (cap_dominated.size() != blocks.size()) find_cap_dominated();
   for (size_t b = 0; b < blocks.size(); ++b) {
     if (!times && cap_dominated[b]) continue;  // its stage caps are left stale: the bisection reads front alone
     const Block& blk = blocks[b];
@@ -536,18 +537,10 @@ void HeteroDp::State::find_cap_dominated() {
   // any cap as many fit in time) and it holds no fewer in memory at every distance.
   auto covers = [&](const Block& a, size_t oa, const Block& b, size_t ob) {
     auto no_more = [](const std::vector<double>& x, const std::vector<double>& y) {
-      if (x.size() != y.size()) return false;
-      for (size_t i = 0; i < x.size(); ++i) {
-        if (x[i] > y[i]) return false;
-      }
-      return true;
+      return std::equal(x.begin(), x.end(), y.begin(), y.end(), std::less_equal<double>());
     };
     auto no_fewer = [](const std::vector<int>& x, const std::vector<int>& y) {
-      if (x.size() != y.size()) return false;
-      for (size_t i = 0; i < x.size(); ++i) {
-        if (x[i] < y[i]) return false;
-      }
-      return true;
+      return std::equal(x.begin(), x.end(), y.begin(), y.end(), std::greater_equal<int>());
     };
     const std::vector<double>& ta = a.times[oa]->cheapest_sum_s;
     const std::vector<double>& tb = b.times[ob]->cheapest_sum_s;

@@ -30,6 +30,9 @@ constexpr long long kMaxCapacityCells = 1LL << 22;
 // The least-time table's size limit (sets x layers^2 steps): past it (very deep models) the
 // layers' least times bound the time of the layers left.
 constexpr long long kMaxSigmaSteps = 1LL << 22;
+// The work of testing a block in front of a state without pushing it (the front capacity's sum
+// over its stages), in label steps.
+constexpr long long kFrontTestSteps = 8;
 // A beam search keeps at most beam x kBeamNodes states per stage count.
 constexpr int kBeamNodes = 16;
 // The lower bound's steps above the least cap: kBoundSteps of kBoundStep each.
@@ -830,9 +833,9 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
           for (int j = 0; j <= L; ++j) table[j] = std::move(kept[j]);
         }
       }
-      bool any = false;
-      for (int j = 0; j < L && !any; ++j) any = !table[j].empty();
-      if (!any) continue;
+      int most_behind = L - 1;  // the most layers any of its labels has behind it (below L)
+      while (most_behind >= 0 && table[static_cast<size_t>(most_behind)].empty()) --most_behind;
+      if (most_behind < 0) continue;
       // Its labels belong to their orders extended by this block.
       for (auto& cell : table) {
         for (SplitLabel& lab : cell) lab.prefix = prefix_of(lab.prefix, node.key.block);
@@ -880,6 +883,17 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
           const Block& nb = blocks[b2];
           const int pp2 = nb.shape.pp, r2 = r + pp2;
           if (r2 > L) continue;
+          // push()'s front test for the label with the most layers behind it, its pending stage
+          // holding all it can under the cap: when even that leaves layers no stage in front can
+          // hold, no label passes (the test without a table, a push and the boundary's links: on
+          // DeepSeek-V3 mixed-2048, 63% of the blocks tried in front of a state, 99% of which
+          // held no label).
+          if (most_behind + stage_cap[static_cast<size_t>(node.key.block)][static_cast<size_t>(r)] +
+                  front_capacity(b2, r, r2, remaining).first < L) {
+            k->label_steps += kFrontTestSteps;
+            ++k->lower_bound;
+            continue;
+          }
           const StageLinks edge = boundary(nb, blk);
           StageLinks links = pending;
           links.prev = edge.prev;

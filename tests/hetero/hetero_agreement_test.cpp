@@ -1,7 +1,7 @@
 // hetero_search against the independent brute force (hetero_fixtures.hpp) on generated small
 // instances: 2-3 groups (identical twins, two and three vendors), 1-2 nodes of 1-2 GPUs, memory
-// from roomy to binding, 3-5 layers, tp/ep lists, recompute none/full, optimizer offload
-// fractions, micro-batch sizes. Deterministic: a fixed seed and a generator of our own (the
+// from roomy to binding, 3-5 layers (all MoE, or one dense), tp/ep lists, recompute none/full,
+// optimizer offload fractions, micro-batch sizes. Deterministic: a fixed seed and a generator of our own (the
 // standard distributions differ between libraries).
 #include <doctest/doctest.h>
 
@@ -78,6 +78,14 @@ Instance generate(Rng& rng) {
                {"micro_batch_size", rng.pick(mbs)},
                {"ep", groups == 3 ? json::array({1, 2}) : rng.pick(eps)}};
   if (rng.below(3) == 0) in.search["tp"] = json::array({1});
+  // Dense layers among the MoE ones (DeepSeek-V3's first three): the first, or one at random.
+  const int layers = in.model["num_layers"].get<int>();
+  if (const int dense = rng.below(3); dense > 0) {
+    json freq = json::array();
+    const int at = dense == 1 ? 0 : rng.below(layers);
+    for (int l = 0; l < layers; ++l) freq.push_back(l == at ? 0 : 1);
+    in.model["moe_layer_freq"] = freq;
+  }
   return in;
 }
 
@@ -86,12 +94,12 @@ Instance generate(Rng& rng) {
 TEST_CASE("hetero search equals the brute force on 300 generated instances") {
   Rng rng{20261203};
   constexpr int kInstances = 300;
-  int with_plan = 0, memory_bound = 0, bound_with_plan = 0, three_groups = 0, twins = 0;
+  int with_plan = 0, memory_bound = 0, bound_with_plan = 0, three_groups = 0, twins = 0, dense = 0;
   double search_s = 0, brute_s = 0;
   for (int i = 0; i < kInstances; ++i) {
     const Instance in = generate(rng);
     CAPTURE(i);
-    CAPTURE(in.model["num_layers"]);
+    CAPTURE(in.model.dump());
     CAPTURE(in.cluster.dump());
     CAPTURE(in.search.dump());
     CAPTURE(in.seq_length);
@@ -119,6 +127,7 @@ TEST_CASE("hetero search equals the brute force on 300 generated instances") {
       ++memory_bound;
       bound_with_plan += found;
     }
+    dense += in.model.contains("moe_layer_freq");
     const auto& groups = s.cluster.groups;
     if (groups.size() == 3) {
       ++three_groups;
@@ -128,7 +137,7 @@ TEST_CASE("hetero search equals the brute force on 300 generated instances") {
   MESSAGE("generated instances: " << kInstances << ", with a plan: " << with_plan
                                   << ", memory-bound: " << memory_bound << " (of them with a plan: "
                                   << bound_with_plan << "), three groups: " << three_groups
-                                  << " (twins: " << twins << "); brute force " << brute_s
+                                  << " (twins: " << twins << "), with a dense layer: " << dense << "; brute force " << brute_s
                                   << " s, search " << search_s << " s");
   CHECK(with_plan >= kInstances / 3);
   CHECK(memory_bound >= kInstances / 5);
@@ -136,6 +145,7 @@ TEST_CASE("hetero search equals the brute force on 300 generated instances") {
   CHECK(with_plan <= kInstances - kInstances / 10);  // some instances have no plan at all
   CHECK(three_groups >= kInstances / 5);
   CHECK(twins >= kInstances / 10);
+  CHECK(dense >= kInstances / 2);
 }
 
 // One plan per entry (group order, meshes, micro-batch, offload fraction): the k plans the search

@@ -234,7 +234,7 @@ struct HeteroDp::State {
   }
   std::vector<std::vector<int>> pps;
   double feasible_cap = 0;  // lower_bound's least cap found to hold every layer
-  bool first_plan(const Calls& calls, long long run_id);
+  bool first_plan(const Calls& calls);
   // An assignment of first_plan's: its plan without the split, the split problem, its groups
   // per class, and its proportional split (capacity_split) when that fits.
   struct Candidate {
@@ -245,7 +245,7 @@ struct HeteroDp::State {
   };
   std::optional<Candidate> first_assignment(int want, int tp, bool fastest);
   double lower_bound();
-  void search(const Calls& calls, double below_s, long long run_id, int beam);
+  void search(const Calls& calls, double below_s, int beam);
 
   // Links of a block's stages: between its local stages k and k + 1 (front to back), and where
   // block a (front) meets block b.
@@ -619,7 +619,7 @@ double HeteroDp::State::lower_bound() {
   return std::min(best, std::max(least_prefix[L], sigma[static_cast<size_t>(all * V + L)]) + coef * c_k);
 }
 
-void HeteroDp::State::search(const Calls& calls, double below_s, long long run_id, int beam) {
+void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
   if (blocks.empty()) return;
   SplitCounters* k = counters;
   const LabelDominance dominates{1.0, static_cast<double>(m - 1)};
@@ -962,7 +962,6 @@ void HeteroDp::State::search(const Calls& calls, double below_s, long long run_i
       j = lab->prev_layers;
       lab = &tables[lab->prev_table][j][lab->prev_label];
     }
-    plan.tag = run_id * (1LL << 32) + top.prefix;
     calls.offer(plan);
   }
 }
@@ -1016,7 +1015,7 @@ std::optional<HeteroSplit> capacity_split(const HeteroSplitProblem& p, const std
 // time per layer), each split in proportion to the capacities; the best of them then split
 // exactly below its proportional split (hetero_split.hpp): a valid plan at once, or none when
 // every assignment breaks a pipeline rule or does not fit.
-bool HeteroDp::State::first_plan(const Calls& calls, long long run_id) {
+bool HeteroDp::State::first_plan(const Calls& calls) {
   if (blocks.empty() || feasible_cap <= 0 || calls.stopped()) return false;
   // The tp of the first and last mesh (equal when they share the embedding): each tried.
   std::vector<int> tps = {0};
@@ -1062,7 +1061,6 @@ bool HeteroDp::State::first_plan(const Calls& calls, long long run_id) {
   plan.option = split->option;
   plan.objective_s = split->objective_s;
   plan.rate = rate_of(c->taken);
-  plan.tag = run_id * (1LL << 32) + (1LL << 31);  // apart from the exact search's prefixes
   if (plan.objective_s < calls.within_threshold_s(plan.rate)) calls.offer(plan);
   return !calls.stopped();
 }
@@ -1218,10 +1216,10 @@ double HeteroDp::least_cap() const { return st_->feasible_cap; }
 
 void HeteroDp::set_least_cap(double cap) { st_->feasible_cap = cap; }
 
-bool HeteroDp::first_plan(const Calls& calls, long long run_id) { return st_->first_plan(calls, run_id); }
+bool HeteroDp::first_plan(const Calls& calls) { return st_->first_plan(calls); }
 
-void HeteroDp::search(const Calls& calls, double below_s, long long run_id, int beam) {
-  st_->search(calls, below_s, run_id, beam);
+void HeteroDp::search(const Calls& calls, double below_s, int beam) {
+  st_->search(calls, below_s, beam);
 }
 
 long long HeteroDp::closed() const { return st_->closed; }

@@ -99,7 +99,6 @@ struct HeteroDpPlan {
   std::vector<int> layers, option;
   double objective_s = 0;
   double rate = 0;     // USD per hour the plan bills
-  long long tag = 0;   // the same for every plan of one group order and meshes in this run
 };
 
 class HeteroDp {
@@ -133,12 +132,11 @@ class HeteroDp {
   // A valid plan at once (after lower_bound_s): the capacity table's best assignment of meshes,
   // split in proportion to the capacities and then exactly below that; false when it has none
   // (it breaks a pipeline rule or does not fit) or the budget ended it.
-  bool first_plan(const Calls& calls, long long run_id);
+  bool first_plan(const Calls& calls);
   // Offers the run's best plans (up to `distinct` group orders and meshes) below both
-  // calls.threshold_s and below_s. run_id tags them apart from other runs' plans. beam > 0: each
-  // state keeps its `beam` labels of least bound and each stage count its beam x 16 states of
-  // least bound (not exact: a quick first plan).
-  void search(const Calls& calls, double below_s, long long run_id, int beam = 0);
+  // calls.threshold_s and below_s. beam > 0: each state keeps its `beam` labels of least bound
+  // and each stage count its beam x 16 states of least bound (not exact: a quick first plan).
+  void search(const Calls& calls, double below_s, int beam = 0);
   // States the last search closed as the pipeline's front (complete plans tried) and states it
   // extended (each a set of groups placed with a front mesh and a stage count).
   long long closed() const;

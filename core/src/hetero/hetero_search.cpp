@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -216,21 +217,21 @@ class HeteroSearch {
   // The run's first plan (HeteroDp::first_plan).
   void first_plan(size_t i) {
     HeteroDp& dp = dp_of(i);
-    dp.first_plan(calls_of(runs_[i], dp), static_cast<long long>(i));
+    dp.first_plan(calls_of(i, dp));
   }
 
   // One run's plans below `below` and the sink's threshold; false when the budget ended it.
   bool search_run(size_t i, double below) {
     HeteroDp& dp = dp_of(i);
-    const HeteroDp::Calls calls = calls_of(runs_[i], dp);
-    dp.search(calls, below, static_cast<long long>(i));
+    const HeteroDp::Calls calls = calls_of(i, dp);
+    dp.search(calls, below);
     st_.evaluated += dp.closed();
     return !calls.stopped() && !counters_.stopped && !st_.cancelled;
   }
 
-  // What a run's DP calls: the sink's threshold, the budget (its plans tried count as orders),
+  // What run i's DP calls: the sink's threshold, the budget (its plans tried count as orders),
   // the sink.
-  HeteroDp::Calls calls_of(const Run& run, HeteroDp& dp) {
+  HeteroDp::Calls calls_of(size_t i, HeteroDp& dp) {
     HeteroDp::Calls calls;
     calls.threshold_s = [this](double rate) { return top_.threshold_s(rate); };
     calls.within_threshold_s = [this](double rate) { return top_.within_threshold_s(rate); };
@@ -242,15 +243,29 @@ class HeteroSearch {
       else return false;
       return true;
     };
-    calls.offer = [this, &run](const HeteroDpPlan& p) {
+    calls.offer = [this, i](const HeteroDpPlan& p) {
+      const Run& run = runs_[i];
       std::vector<Recompute> rc;
       for (int o : p.option) rc.push_back(run.run.recompute[static_cast<size_t>(o)]);
       const PlanSpec plan = hetero_plan_of(s_, p.order, p.meshes, p.micro_batch_size, p.layers, rc, run.run.offload);
       PlanEvaluation ev = evaluate_hetero_with_cache(s_, plan, cache_);
       std::string key = plan_key(ev.plan);
-      top_.offer(p.objective_s, p.rate, std::move(key), std::move(ev), p.tag);
+      top_.offer(p.objective_s, p.rate, std::move(key), std::move(ev), entry_tag(i, p));
     };
     return calls;
+  }
+
+  // The sink's tag of a plan's entry: run i's group order and meshes, the same whichever of the
+  // run's searches (a first plan, a level, a DP built again) found it, so that an entry keeps one
+  // place in the top k. (The DP's own prefix ids are its search's: with them, an entry's best and,
+  // found again by a later level, its best within the memory margin took two places.)
+  long long entry_tag(size_t i, const HeteroDpPlan& p) {
+    std::vector<int> key{static_cast<int>(i), p.micro_batch_size};
+    for (size_t g = 0; g < p.order.size(); ++g) {
+      const HeteroShape& m = p.meshes[g];
+      key.insert(key.end(), {p.order[g], m.tp, m.ep, m.etp, m.dp, m.pp});
+    }
+    return entry_tags_.emplace(std::move(key), static_cast<long long>(entry_tags_.size())).first->second;
   }
 
   // Progress: the larger of the runs read and the stage-cost budget used.
@@ -275,6 +290,7 @@ class HeteroSearch {
   std::vector<std::vector<HeteroShape>> shapes_;  // per group
   std::vector<Run> runs_;
   std::vector<std::pair<size_t, std::unique_ptr<HeteroDp>>> live_;  // dp_of's, oldest first
+  std::map<std::vector<int>, long long> entry_tags_;                // entry_tag's
   long long combinations_left_ = 0;  // of budget_.max_combinations, after the group shapes
   long long shapes_count_ = 0;
   long long entry_units_ = 0;  // the runs built, in the budget's entry units

@@ -1229,6 +1229,16 @@ long long HeteroDp::closed() const { return st_->closed; }
 
 long long HeteroDp::expanded() const { return st_->expanded; }
 
+size_t HeteroDp::footprint_bytes() const {
+  const State& st = *st_;
+  size_t bytes = (st.front.capacity() + st.front_moe.capacity() + st.node_placed.capacity()) * sizeof(int) +
+                 st.sigma.capacity() * sizeof(double) + st.nodes.capacity() * sizeof(State::Node);
+  for (const auto* caps : {&st.stage_cap, &st.stage_cap_moe}) {
+    for (const std::vector<int>& c : *caps) bytes += c.capacity() * sizeof(int);
+  }
+  return bytes;
+}
+
 long long HeteroDp::build_units() const {
   long long units = 0;
   for (const State::Block& b : st_->blocks) units += 8 + static_cast<long long>(b.models.size()) * (st_->L / 4 + 1);

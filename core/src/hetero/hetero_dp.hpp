@@ -144,6 +144,9 @@ class HeteroDp {
   // The work of building the run, in the budget's entry units (its meshes' rules, cost models
   // and bound terms; ~0.4 us each natively).
   long long build_units() const;
+  // The bytes its tables hold (capacity tables, least-time table, the last search's states):
+  // what keeping it for the next search costs.
+  size_t footprint_bytes() const;
 
  private:
   struct State;

@@ -27,8 +27,10 @@ namespace {
 constexpr double kGuessOver = 0.02;
 // ... up to this share above it; past it, below the k-th plan.
 constexpr double kGuessMax = 1.0;
-// The runs whose DPs are kept between levels.
-constexpr size_t kLiveRuns = 6;
+// The DPs kept between levels (the runs last searched): at most this many bytes of their tables
+// (HeteroDp::footprint_bytes; with 6 DPs kept, building DPs again was 10% of DeepSeek-V3
+// mixed-2048's hetero search: its runs' DPs are 0.1-1 MB each).
+constexpr size_t kLiveBytes = 64u << 20;
 // The bound of a run whose meshes cannot hold every layer.
 constexpr double kInfeasibleRun = 1e299;
 
@@ -73,8 +75,8 @@ class HeteroSearch {
     double least_cap = 0;  // HeteroDp::least_cap, for the DP built again
   };
 
-  // A run's DP, with its bound computed: the last kLiveRuns built are kept (a run is searched once
-  // per level; each DP holds its meshes' bound terms and tables).
+  // A run's DP, with its bound computed: the last ones built are kept, up to kLiveBytes (a run is
+  // searched once per level; each DP holds its meshes' bound terms and tables).
   HeteroDp& dp_of(size_t i) {
     for (auto& [id, dp] : live_) {
       if (id == i) return *dp;
@@ -82,7 +84,9 @@ class HeteroSearch {
     auto dp = std::make_unique<HeteroDp>(s_, cache_, runs_[i].run, shapes_, std::max(1, s_.search.top_k), &counters_, &shared_);
     if (runs_[i].least_cap > 0) dp->set_least_cap(runs_[i].least_cap);
     else dp->lower_bound_s();
-    if (live_.size() >= kLiveRuns) live_.erase(live_.begin());
+    size_t bytes = dp->footprint_bytes();
+    for (const auto& kept : live_) bytes += kept.second->footprint_bytes();
+    for (; !live_.empty() && bytes > kLiveBytes; live_.erase(live_.begin())) bytes -= live_.front().second->footprint_bytes();
     live_.emplace_back(i, std::move(dp));
     return *live_.back().second;
   }

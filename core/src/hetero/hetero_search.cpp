@@ -73,6 +73,7 @@ class HeteroSearch {
     double bound_s;
     HeteroRun run;
     double least_cap = 0;  // HeteroDp::least_cap, for the DP built again
+    std::unique_ptr<HeteroDp> built;  // the DP build_runs made, until dp_of takes it
   };
 
   // A run's DP, with its bound computed: the last ones built are kept, up to kLiveBytes (a run is
@@ -81,9 +82,12 @@ class HeteroSearch {
     for (auto& [id, dp] : live_) {
       if (id == i) return *dp;
     }
-    auto dp = std::make_unique<HeteroDp>(s_, cache_, runs_[i].run, shapes_, std::max(1, s_.search.top_k), &counters_, &shared_);
-    if (runs_[i].least_cap > 0) dp->set_least_cap(runs_[i].least_cap);
-    else dp->lower_bound_s();
+    std::unique_ptr<HeteroDp> dp = std::move(runs_[i].built);
+    if (!dp) {
+      dp = std::make_unique<HeteroDp>(s_, cache_, runs_[i].run, shapes_, std::max(1, s_.search.top_k), &counters_, &shared_);
+      if (runs_[i].least_cap > 0) dp->set_least_cap(runs_[i].least_cap);
+      else dp->lower_bound_s();
+    }
     size_t bytes = dp->footprint_bytes();
     for (const auto& kept : live_) bytes += kept.second->footprint_bytes();
     for (; !live_.empty() && bytes > kLiveBytes; live_.erase(live_.begin())) bytes -= live_.front().second->footprint_bytes();
@@ -143,17 +147,21 @@ class HeteroSearch {
             return sort_runs();
           }
           const HeteroRun run{b, set, offload};
-          HeteroDp dp(s_, cache_, run, shapes_, std::max(1, s_.search.top_k), &counters_, &shared_);
-          entry_units_ += dp.build_units();
+          auto dp = std::make_unique<HeteroDp>(s_, cache_, run, shapes_, std::max(1, s_.search.top_k), &counters_, &shared_);
+          entry_units_ += dp->build_units();
           ++st_.candidates;
-          double bound = dp.lower_bound_s();
+          double bound = dp->lower_bound_s();
           if (bound >= 1e300) {
             // No assignment of its meshes holds every layer: it sorts last, and is searched only
             // while no plan is found (its stage costs give the diagnosis its memory shortfall).
             ++st_.pruned["stage_memory_bound"];
             bound = kInfeasibleRun;
           }
-          runs_.push_back({bound, run, dp.least_cap()});
+          // The DP is kept for the first plan and the first level (within kLiveBytes for them all).
+          const size_t bytes = dp->footprint_bytes();
+          const bool keep = built_bytes_ + bytes <= kLiveBytes;
+          if (keep) built_bytes_ += bytes;
+          runs_.push_back({bound, run, dp->least_cap(), keep ? std::move(dp) : nullptr});
         }
       }
     }
@@ -295,6 +303,7 @@ class HeteroSearch {
   std::vector<Run> runs_;
   std::vector<std::pair<size_t, std::unique_ptr<HeteroDp>>> live_;  // dp_of's, oldest first
   std::map<std::vector<int>, long long> entry_tags_;                // entry_tag's
+  size_t built_bytes_ = 0;  // of the DPs build_runs kept (Run::built)
   long long combinations_left_ = 0;  // of budget_.max_combinations, after the group shapes
   long long shapes_count_ = 0;
   long long entry_units_ = 0;  // the runs built, in the budget's entry units

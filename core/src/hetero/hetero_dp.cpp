@@ -38,6 +38,8 @@ constexpr int kBeamNodes = 16;
 // The lower bound's steps above the least cap: kBoundSteps of kBoundStep each.
 constexpr int kBoundSteps = 4;
 constexpr double kBoundStep = 0.025;
+// The lower bound's bisection from a hint: its first bracket, this share either side.
+constexpr double kHintStep = 0.02;
 
 }  // namespace
 
@@ -244,7 +246,7 @@ struct HeteroDp::State {
     std::vector<int> taken;
   };
   std::optional<Candidate> first_assignment(int want, int tp, bool fastest);
-  double lower_bound();
+  double lower_bound(double hint);
   void search(const Calls& calls, double below_s, int beam);
 
   // Links of a block's stages: between its local stages k and k + 1 (front to back), and where
@@ -579,7 +581,7 @@ void HeteroDp::State::find_cap_dominated() {
   }
 }
 
-double HeteroDp::State::lower_bound() {
+double HeteroDp::State::lower_bound(double hint) {
   if (blocks.empty()) return 1e300;
   const long long all = sets - 1;  // every class at its count (the last index)
   const int V = L + 1;
@@ -594,8 +596,33 @@ double HeteroDp::State::lower_bound() {
   }
   if (!holds(hi * 1.0001)) return 1e300;
   feasible_cap = hi * 1.0001;
-  // The least cap at which the classes hold every layer (a bisection, the feasible end kept).
+  // The least cap at which the classes hold every layer (a bisection, the feasible end kept),
+  // from a bracket around the hint when there is one: steps of kHintStep x 2^k from it, down
+  // while the classes hold every layer, up while they do not.
   double lo = 0;
+  if (hint > 0 && hint < hi) {
+    if (holds(hint)) {
+      hi = hint;
+      for (double step = kHintStep; step < 1; step *= 2) {
+        const double a = hint * (1 - step);
+        if (!holds(a)) {
+          lo = a;
+          break;
+        }
+        hi = a;
+      }
+    } else {
+      lo = hint;
+      for (double step = kHintStep; hint * (1 + step) < hi; step *= 2) {
+        const double b = hint * (1 + step);
+        if (holds(b)) {
+          hi = b;
+          break;
+        }
+        lo = b;
+      }
+    }
+  }
   for (int it = 0; it < 14 && hi - lo > 1e-3 * hi; ++it) {
     const double mid = (lo + hi) / 2;
     if (holds(mid)) hi = mid; else lo = mid;
@@ -1213,7 +1240,7 @@ size_t HeteroShared::CapKeyHash::operator()(const CapKey& k) const {
   return static_cast<size_t>(h.value());
 }
 
-double HeteroDp::lower_bound_s() { return st_->lower_bound(); }
+double HeteroDp::lower_bound_s(double cap_hint) { return st_->lower_bound(cap_hint); }
 
 double HeteroDp::least_cap() const { return st_->feasible_cap; }
 

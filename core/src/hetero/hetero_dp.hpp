@@ -124,7 +124,9 @@ class HeteroDp {
 
   // A lower bound on every plan of the run (1e300: none fits): the layers' least times plus
   // (m - 1) x the least cap at which the groups can hold the layers.
-  double lower_bound_s();
+  // cap_hint (0: none): a cap near the least one (another run's: runs differ in little), where
+  // the bisection for it starts.
+  double lower_bound_s(double cap_hint = 0);
   // The least cap lower_bound_s found (0 before it, or when nothing fits); a DP built again for
   // the same run takes it instead of computing the bound again.
   double least_cap() const;

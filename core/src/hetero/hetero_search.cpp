@@ -136,6 +136,7 @@ class HeteroSearch {
         if (objective_admits(s_.search, rate)) least_rate_ = std::min(least_rate_, rate);
       }
     }
+    double last_cap = 0;  // the least cap of the run built last (the next one's hint)
     for (double offload : fractions_) {
       for (int b : tokens) {
         for (const std::vector<Recompute>& set : hetero_recompute_sets(s_)) {
@@ -151,7 +152,8 @@ class HeteroSearch {
           auto dp = std::make_unique<HeteroDp>(s_, cache_, run, shapes_, std::max(1, s_.search.top_k), &counters_, &shared_);
           entry_units_ += dp->build_units();
           ++st_.candidates;
-          double bound = dp->lower_bound_s();
+          double bound = dp->lower_bound_s(last_cap);
+          if (dp->least_cap() > 0) last_cap = dp->least_cap();
           if (bound >= 1e300) {
             // No assignment of its meshes holds every layer: it sorts last, and is searched only
             // while no plan is found (its stage costs give the diagnosis its memory shortfall).

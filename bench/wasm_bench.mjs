@@ -35,7 +35,8 @@ scenarios.push({ name: 'deepseek-v3 @ 512 GPUs x 8 types', doc: { format: 'hapmo
     training: { global_batch_size: 8192, seq_length: 4096, moe_token_dispatcher_type: 'flex' } } });
 }
 // Hetero mode (issue 21): the paper's largest hetero search in hetero_bench, and DeepSeek-V3 on
-// mixed-2048 (it reaches the work budget, so both sides stop at the same counted point).
+// mixed-2048 (searched to the end within the work budget; were it reached, both sides would stop
+// at the same counted point).
 for (const [model, cluster, gbs, d] of [['mixtral-l', '24-2', 512, 'alltoall'], ['deepseek-v3', 'mixed-2048', 8192, 'flex']]) {
   scenarios.push({ name: `${model} @ ${cluster} hetero`, doc: { format: 'hapmoe.scenario/1', model, cluster,
     training: { global_batch_size: gbs, seq_length: 4096, moe_token_dispatcher_type: d }, search: { mode: 'hetero' } } });

@@ -893,6 +893,9 @@ void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
       }
       // A block of another class in front of it.
       const std::string& type = classes[blk.cls].type;
+      // Its scans over the classes (each class in front: the rank-order test, the sets and rates
+      // placed), in label steps: with many classes they, not the labels, are the state's work.
+      k->label_steps += static_cast<long long>(classes.size() * classes.size());
       for (size_t c2 = 0; c2 < classes.size(); ++c2) {
         if (cur_placed[c2] == static_cast<int>(classes[c2].groups.size())) continue;
         // FlagScale's rank order: one device type's meshes adjacent.
@@ -920,7 +923,8 @@ void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
           const std::pair<int, int> in_front = front_capacity(b2, r, r2, remaining);
           if (in_front.first < least_left ||
               (num_moe > 0 && least_left > 0 && in_front.second < moe_prefix[static_cast<size_t>(least_left)])) {
-            k->label_steps += kFrontTestSteps;
+            // (front_of sums the classes left when the capacity table is off)
+            k->label_steps += kFrontTestSteps + (capacity_on ? 0 : static_cast<long long>(classes.size()));
             ++k->lower_bound;
             continue;
           }

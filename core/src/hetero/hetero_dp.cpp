@@ -863,6 +863,10 @@ void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
       int most_behind = L - 1;  // the most layers any of its labels has behind it (below L)
       while (most_behind >= 0 && table[static_cast<size_t>(most_behind)].empty()) --most_behind;
       if (most_behind < 0) continue;
+      // The fewest layers left in front of its pending stage (holding all it can under the cap),
+      // for the front test below.
+      const int least_left =
+          L - most_behind - stage_cap[static_cast<size_t>(node.key.block)][static_cast<size_t>(r)];
       // Its labels belong to their orders extended by this block.
       for (auto& cell : table) {
         for (SplitLabel& lab : cell) lab.prefix = prefix_of(lab.prefix, node.key.block);
@@ -918,8 +922,6 @@ void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
           // layers no stage in front can hold, no label passes (tested without a table, a push
           // and the boundary's links: on DeepSeek-V3 mixed-2048, 95% of the blocks tried in front
           // of a state, almost all of which held no label).
-          const int least_left =
-              L - most_behind - stage_cap[static_cast<size_t>(node.key.block)][static_cast<size_t>(r)];
           const std::pair<int, int> in_front = front_capacity(b2, r, r2, remaining);
           if (in_front.first < least_left ||
               (num_moe > 0 && least_left > 0 && in_front.second < moe_prefix[static_cast<size_t>(least_left)])) {

@@ -518,20 +518,24 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
         }
       }
     }
-    for (int r = L; r >= 0; --r) {
-      int most = 0, most_moe = 0;
-      for (size_t cl = 0; cl < classes.size(); ++cl) {
-        if (counts[cl] == 0) continue;
-        const long long sub = u - strides[cl];
-        for (size_t at = 0; at < pps[cl].size(); ++at) {
-          const int pp = pps[cl][at];
-          if (r + pp > L) continue;
-          most = std::max(most, best[cl][at][r] + front[static_cast<size_t>(sub * W + r + pp)]);
-          if (num_moe > 0) most_moe = std::max(most_moe, best_moe[cl][at][r] + front_moe[static_cast<size_t>(sub * W + r + pp)]);
-        }
+    // front[u][r]: the most over a class cl of u and a depth pp of its blocks of what one holds
+    // in front of r stages plus what the set without it holds in front of r + pp (rows 0 from
+    // assign; a row at a time: a loop over r the compiler vectorizes).
+    int* const most = &front[static_cast<size_t>(u * W)];
+    int* const most_moe = &front_moe[static_cast<size_t>(u * W)];
+    for (size_t cl = 0; cl < classes.size(); ++cl) {
+      if (counts[cl] == 0) continue;
+      const long long sub = u - strides[cl];
+      for (size_t at = 0; at < pps[cl].size(); ++at) {
+        const int pp = pps[cl][at];
+        const int* const held = best[cl][at].data();
+        const int* const behind = &front[static_cast<size_t>(sub * W + pp)];
+        for (int r = 0; r + pp <= L; ++r) most[r] = std::max(most[r], held[r] + behind[r]);
+        if (num_moe == 0) continue;
+        const int* const held_moe = best_moe[cl][at].data();
+        const int* const behind_moe = &front_moe[static_cast<size_t>(sub * W + pp)];
+        for (int r = 0; r + pp <= L; ++r) most_moe[r] = std::max(most_moe[r], held_moe[r] + behind_moe[r]);
       }
-      front[static_cast<size_t>(u * W + r)] = most;
-      front_moe[static_cast<size_t>(u * W + r)] = most_moe;
     }
   }
 }

@@ -530,11 +530,12 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
         const int pp = pps[cl][at];
         const int* const held = best[cl][at].data();
         const int* const behind = &front[static_cast<size_t>(sub * W + pp)];
-        for (int r = 0; r + pp <= L; ++r) most[r] = std::max(most[r], held[r] + behind[r]);
+        const int rows = L - pp + 1;  // r = 0 .. L - pp (a local: the stores below may not alias it)
+        for (int r = 0; r < rows; ++r) most[r] = std::max(most[r], held[r] + behind[r]);
         if (num_moe == 0) continue;
         const int* const held_moe = best_moe[cl][at].data();
         const int* const behind_moe = &front_moe[static_cast<size_t>(sub * W + pp)];
-        for (int r = 0; r + pp <= L; ++r) most_moe[r] = std::max(most_moe[r], held_moe[r] + behind_moe[r]);
+        for (int r = 0; r < rows; ++r) most_moe[r] = std::max(most_moe[r], held_moe[r] + behind_moe[r]);
       }
     }
   }

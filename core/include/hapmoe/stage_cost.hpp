@@ -83,8 +83,6 @@ class StageCostModel {
   double first_extra_s() const { return first_extras_.fwd_s + first_extras_.bwd_s + first_extras_.tp_s + first_extras_.ep_s; }
   double last_extra_s() const { return last_extras_.fwd_s + last_extras_.bwd_s + last_extras_.tp_s + last_extras_.ep_s; }
   int group() const { return group_; }
-  // One pipeline link's time per micro-batch (its activations forward, their gradients back).
-  double p2p_s(const Link& link) const;
   // Memory terms of a stage besides its layers (for lower bounds): parameters and activation
   // bytes the first stage (input embedding, activations per micro-batch in flight) and the last
   // stage (output layer, loss, MTP; activations once) add, the embedding copy the last stage

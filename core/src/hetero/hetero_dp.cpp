@@ -27,9 +27,6 @@ bool shares_embedding(const Scenario& s) {
 // The capacity table's size limit (groups placed x stages): past it (many distinct groups) no
 // capacity bound is used.
 constexpr long long kMaxCapacityCells = 1LL << 22;
-// The capacity table's entry where no block fits (far below any count of layers, and a sum of
-// it and a block's layers stays an int).
-constexpr int kNoStage = -(1 << 28);
 // The least-time table's size limit (sets x layers^2 steps): past it (very deep models) the
 // layers' least times bound the time of the layers left.
 constexpr long long kMaxSigmaSteps = 1LL << 22;
@@ -48,15 +45,13 @@ constexpr double kHintStep = 0.02;
 
 namespace {
 // The most of the lightest layers (`moe`: of the MoE layers alone) a stage holds in memory with
-// `in_flight` micro-batches (bytes grow with n); first: as the pipeline's first stage (with the
-// embedding's weights, gradients and optimizer state, and its activations per micro-batch in
-// flight). at_most: the answer with fewer micro-batches in flight (it only shrinks as they grow:
-// a scan down from it, the rows' common case, instead of a binary search; -1 = unknown).
-int layers_in_memory(const GroupBoundTerms& t, double in_flight, bool moe, bool first, int at_most = -1) {
+// `in_flight` micro-batches (bytes grow with n). at_most: the answer with fewer micro-batches in
+// flight (it only shrinks as they grow: a scan down from it, the rows' common case, instead of
+// a binary search; -1 = unknown).
+int layers_in_memory(const GroupBoundTerms& t, double in_flight, bool moe, int at_most = -1) {
   const std::vector<double>& bytes = moe ? t.lightest_moe_bytes : t.lightest_bytes;
   const std::vector<double>& act = moe ? t.lightest_moe_act_bytes : t.lightest_act_bytes;
-  const double extra = t.every_stage_bytes + (first ? t.first_extra_bytes + in_flight * t.first_extra_act_bytes : 0.0);
-  auto fits = [&](int n) { return bytes[n] + in_flight * act[n] + extra <= t.room_bytes * (1 + 1e-12); };
+  auto fits = [&](int n) { return bytes[n] + in_flight * act[n] + t.every_stage_bytes <= t.room_bytes * (1 + 1e-12); };
   if (at_most >= 0) {
     int n = at_most;
     while (n > 0 && !fits(n)) --n;
@@ -122,9 +117,6 @@ struct HeteroDp::State {
     // Per option: the most of the lightest layers (all; MoE) one of its stages holds in memory at
     // each distance from the end (the search's shared rows: they do not depend on the cap).
     std::vector<const HeteroShared::CapRows*> caps;
-    // Per option: the least time one pipeline link of its stages takes per micro-batch (any link
-    // it may have: inside its group, to any other group; reshard pieces only add latency).
-    std::vector<double> link_s;
     long long stage_gpus() const { return static_cast<long long>(shape.tp) * shape.dp; }
   };
   std::vector<Block> blocks;
@@ -139,14 +131,6 @@ struct HeteroDp::State {
   // remaining classes hold in front of r stages.
   double cap = std::numeric_limits<double>::infinity();
   std::vector<std::vector<int>> stage_cap, stage_cap_moe;  // [block][d]
-  // ... its front stage as the pipeline's first (the embedding's memory and time), the pipeline
-  // d stages deep.
-  std::vector<std::vector<int>> first_cap, first_cap_moe;  // [block][d]
-  // ... its stages' layers alone (no links, no embedding or output layer): first_plan's guide,
-  // which picks and splits by them.
-  std::vector<std::vector<int>> plain_cap;  // [block][d]
-  // Per remaining-count vector and r: the most layers its classes hold in front of r stages (the
-  // front one of them the pipeline's first; kNoStage: none fits).
   std::vector<int> front, front_moe;                         // [set * (L + 2) + r]
   // Per set of classes left and layer count n: the least time those classes' blocks take for n
   // layers (each block its capacity at most, its cheapest layers).
@@ -231,7 +215,6 @@ struct HeteroDp::State {
   std::vector<char> cap_dominated;
   void find_cap_dominated();
   std::vector<std::vector<std::vector<int>>> best, best_moe;  // compute_capacity's
-  std::vector<std::vector<std::vector<int>>> best_first, best_first_moe;  // ... as the front block
   std::vector<int> cap_sum, cap_sum_moe, set_counts;                     // compute_capacity scratch
   std::vector<std::vector<double>> env;                                  // compute_capacity scratch
   std::vector<size_t> block_at;  // per block: its pipeline depth's index in pps[its class]
@@ -347,31 +330,18 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
           // The bound terms' lightest layers at each distance from the end.
           const GroupBoundTerms terms = group_bound_terms(s, *model, t, mesh);
           HeteroShared::CapRows c;
-          for (std::vector<int>* row : {&c.all, &c.moe, &c.first_all, &c.first_moe}) {
-            row->assign(static_cast<size_t>(L) + 2, 0);  // d = 0: unused
-            const bool moe = row == &c.moe || row == &c.first_moe;
-            const bool first = row == &c.first_all || row == &c.first_moe;
+          c.all.assign(static_cast<size_t>(L) + 2, 0);  // d = 0: unused
+          c.moe.assign(static_cast<size_t>(L) + 2, 0);
+          for (bool moe : {false, true}) {
+            std::vector<int>& row = moe ? c.moe : c.all;
             for (int d = 1; d <= L + 1; ++d) {
               const double in_flight = static_cast<double>(std::min<long long>(d, m));
-              (*row)[static_cast<size_t>(d)] =
-                  layers_in_memory(terms, in_flight, moe, first, d > 1 ? (*row)[static_cast<size_t>(d) - 1] : -1);
+              row[static_cast<size_t>(d)] = layers_in_memory(terms, in_flight, moe, d > 1 ? row[static_cast<size_t>(d) - 1] : -1);
             }
           }
           return c;
         });
         b.caps.push_back(&rows);
-        // Inside the group (pp > 1: on one node only when two stages fit on one; hetero_group_link)
-        // or to another group.
-        const NodeGroup& grp = s.cluster.groups[static_cast<size_t>(g)];
-        double link = std::numeric_limits<double>::infinity();
-        if (h.pp > 1) {
-          link = model->p2p_s(scale_out_link(grp));
-          if (2 * b.stage_gpus() <= grp.gpus_per_node) link = std::min(link, model->p2p_s(scale_up_link(grp)));
-        }
-        for (int other = 0; other < static_cast<int>(s.cluster.groups.size()); ++other) {
-          if (other != g) link = std::min(link, model->p2p_s(inter_group_link(s.cluster, g, other)));
-        }
-        b.link_s.push_back(std::isfinite(link) ? link : 0.0);  // (none: a one-stage pipeline)
         for (int l = 0; l < L; ++l) least[l] = std::min(least[l], t.layer_s[l]);
         least_first_extra = std::min(least_first_extra, model->first_extra_s());
       }
@@ -413,71 +383,49 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   if (capacity_on) steps += sets * (L + 2) * static_cast<long long>(classes.size()) * 4;
   if (with_sigma) steps += sets * static_cast<long long>(L + 1) * (L + 1) / 8;  // a min and an add each
   counters->label_steps += steps;
-  for (auto* caps : {&stage_cap, &stage_cap_moe, &first_cap, &first_cap_moe, &plain_cap}) caps->resize(blocks.size());
+  stage_cap.resize(blocks.size());
+  stage_cap_moe.resize(blocks.size());
   for (size_t b = 0; b < blocks.size(); ++b) {
     if (!times && cap_dominated[b]) continue;  // its stage caps are left stale: the bisection reads front alone
     const Block& blk = blocks[b];
     // Every entry is written below: the first option's caps, the others' maxed in.
     stage_cap[b].resize(static_cast<size_t>(L) + 2);
     stage_cap[b][0] = 0;
-    first_cap[b].assign(static_cast<size_t>(L) + 2, 0);
     if (blk.models.empty()) std::fill(stage_cap[b].begin(), stage_cap[b].end(), 0);
-    if (num_moe > 0) {  // (else never read)
-      stage_cap_moe[b].assign(static_cast<size_t>(L) + 2, 0);
-      first_cap_moe[b].assign(static_cast<size_t>(L) + 2, 0);
-    }
+    if (num_moe > 0) stage_cap_moe[b].assign(static_cast<size_t>(L) + 2, 0);  // (else never read)
     for (size_t o = 0; o < blk.models.size(); ++o) {
-      const GroupLayerTimes& t = *blk.times[o];
-      const HeteroShared::CapRows& rows = *blk.caps[o];
-      // A stage's time besides its layers: its pipeline links (the last stage's one, a first
-      // stage's one unless it is the only stage, the others' two) and the embedding (first) or
-      // the output layer and loss (last).
-      const double link = blk.link_s[o];
-      const double first_extra = blk.models[o]->first_extra_s();
-      const double last_extra = blk.models[o]->last_extra_s();
-      for (bool moe : {false, true}) {
-        if (moe && num_moe == 0) break;
-        const std::vector<double>& sum = moe ? t.cheapest_moe_sum_s : t.cheapest_sum_s;
-        auto in_time = [&](double room) { return std::max(0, layers_in_time(sum, room)); };
-        const int mid = in_time(c - 2 * link), last = in_time(c - link - last_extra);
-        const int only = in_time(c - first_extra), first = in_time(c - first_extra - link);
-        const int* mem = moe ? rows.moe.data() : rows.all.data();
-        const int* mem_first = moe ? rows.first_moe.data() : rows.first_all.data();
-        int* const cap_b = moe ? stage_cap_moe[b].data() : stage_cap[b].data();
-        int* const first_b = moe ? first_cap_moe[b].data() : first_cap[b].data();
-        const int end = L + 2;  // d < end (a local: the stores below may not alias L; loops the compiler vectorizes)
-        if (o == 0 && !moe) {
-          cap_b[1] = std::min(last, mem[1]);
-          for (int d = 2; d < end; ++d) cap_b[d] = std::min(mid, mem[d]);
-        } else {  // (the MoE rows start at 0)
-          cap_b[1] = std::max(cap_b[1], std::min(last, mem[1]));
-          for (int d = 2; d < end; ++d) cap_b[d] = std::max(cap_b[d], std::min(mid, mem[d]));
-        }
-        first_b[1] = std::max(first_b[1], std::min(only, mem_first[1]));
-        for (int d = 2; d < end; ++d) first_b[d] = std::max(first_b[d], std::min(first, mem_first[d]));
-        if (!moe && times) {
-          const int plain = in_time(c);
-          if (o == 0) plain_cap[b].assign(static_cast<size_t>(L) + 2, 0);
-          int* const plain_b = plain_cap[b].data();
-          for (int d = 1; d < end; ++d) plain_b[d] = std::max(plain_b[d], std::min(plain, mem[d]));
-        }
+      const int in_time = layers_in_time(blk.times[o]->cheapest_sum_s, c);
+      const int* mem = blk.caps[o]->all.data();
+      int* const cap_b = stage_cap[b].data();
+      if (o == 0) {
+        for (int d = 1; d <= L + 1; ++d) cap_b[d] = std::min(in_time, mem[d]);
+      } else {
+        for (int d = 1; d <= L + 1; ++d) cap_b[d] = std::max(cap_b[d], std::min(in_time, mem[d]));
+      }
+      if (num_moe > 0) {
+        const int in_time_moe = layers_in_time(blk.times[o]->cheapest_moe_sum_s, c);
+        const int* mem_moe = blk.caps[o]->moe.data();
+        int* const cap_moe_b = stage_cap_moe[b].data();
+        for (int d = 1; d <= L + 1; ++d) cap_moe_b[d] = std::max(cap_moe_b[d], std::min(in_time_moe, mem_moe[d]));
       }
     }
   }
   // best[c][pp][r]: the most layers a block of class c with pp stages holds in front of r stages
-  // (MoE layers: best_moe); best_first: ... when its front stage is the pipeline's first.
+  // (MoE layers: best_moe).
   const int W = L + 2;
   if (pps.size() != classes.size()) {  // the blocks' pipeline depths per class, once
     pps.assign(classes.size(), {});
     block_at.assign(blocks.size(), 0);
-    for (auto* per_class : {&best, &best_moe, &best_first, &best_first_moe}) per_class->assign(classes.size(), {});
+    best.assign(classes.size(), {});
+    best_moe.assign(classes.size(), {});
     for (size_t cl = 0; cl < classes.size(); ++cl) {
       for (int b : blocks_of[cl]) {
         const int pp = blocks[b].shape.pp;
         size_t at = std::find(pps[cl].begin(), pps[cl].end(), pp) - pps[cl].begin();
         if (at == pps[cl].size()) {
           pps[cl].push_back(pp);
-          for (auto* per_class : {&best, &best_moe, &best_first, &best_first_moe}) (*per_class)[cl].emplace_back(W);
+          best[cl].emplace_back(W);
+          best_moe[cl].emplace_back(W);
         }
         block_at[static_cast<size_t>(b)] = at;
       }
@@ -488,11 +436,7 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   for (size_t cl = 0; cl < classes.size(); ++cl) {
     for (size_t at = 0; at < pps[cl].size(); ++at) {
       std::fill(best[cl][at].begin(), best[cl][at].end(), 0);
-      std::fill(best_first[cl][at].begin(), best_first[cl][at].end(), 0);
-      if (num_moe > 0) {
-        std::fill(best_moe[cl][at].begin(), best_moe[cl][at].end(), 0);
-        std::fill(best_first_moe[cl][at].begin(), best_first_moe[cl][at].end(), 0);
-      }
+      if (num_moe > 0) std::fill(best_moe[cl][at].begin(), best_moe[cl][at].end(), 0);
     }
   }
   std::vector<int>& sum = cap_sum;  // prefix sums of a block's stage capacities by distance
@@ -505,27 +449,16 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
       const int pp = blocks[b].shape.pp;
       const size_t at = block_at[static_cast<size_t>(b)];
       sum[0] = 0;
-      for (int d = 1; d < W; ++d) sum[d] = sum[d - 1] + stage_cap[b][d];
+      for (int d = 1; d <= L + 1; ++d) sum[d] = sum[d - 1] + stage_cap[b][d];
       int* const most = best[cl][at].data();
-      int* const most_first = best_first[cl][at].data();
       const int* const sm = sum.data();
-      const int* const first = first_cap[b].data();
-      const int rows = L - pp + 1;  // r = 0 .. L - pp (a local, as below)
-      for (int r = 0; r < rows; ++r) {
-        most[r] = std::max(most[r], sm[r + pp] - sm[r]);  // stages r+1..r+pp
-        most_first[r] = std::max(most_first[r], sm[r + pp - 1] - sm[r] + first[r + pp]);
-      }
+      for (int r = 0; r + pp <= L; ++r) most[r] = std::max(most[r], sm[r + pp] - sm[r]);  // stages r+1..r+pp
       if (num_moe == 0) continue;  // the MoE bound is the all-layers one (build())
       sum_moe[0] = 0;
-      for (int d = 1; d < W; ++d) sum_moe[d] = sum_moe[d - 1] + stage_cap_moe[b][d];
+      for (int d = 1; d <= L + 1; ++d) sum_moe[d] = sum_moe[d - 1] + stage_cap_moe[b][d];
       int* const most_moe = best_moe[cl][at].data();
-      int* const most_first_moe = best_first_moe[cl][at].data();
       const int* const sm_moe = sum_moe.data();
-      const int* const first_moe = first_cap_moe[b].data();
-      for (int r = 0; r < rows; ++r) {
-        most_moe[r] = std::max(most_moe[r], sm_moe[r + pp] - sm_moe[r]);
-        most_first_moe[r] = std::max(most_first_moe[r], sm_moe[r + pp - 1] - sm_moe[r] + first_moe[r + pp]);
-      }
+      for (int r = 0; r + pp <= L; ++r) most_moe[r] = std::max(most_moe[r], sm_moe[r + pp] - sm_moe[r]);
     }
   }
   // Per class and r: the most any of its blocks holds in front of r stages (for many classes,
@@ -542,8 +475,8 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     }
   }
   if (!capacity_on) return;
-  front.assign(static_cast<size_t>(sets * W), kNoStage);
-  front_moe.assign(static_cast<size_t>(sets * W), kNoStage);
+  front.assign(static_cast<size_t>(sets * W), 0);
+  front_moe.assign(static_cast<size_t>(sets * W), 0);
   // env[cl][n]: the least time n layers take on one block of class cl (its capacity at the end
   // of the pipeline, the most it holds anywhere).
   const int V = L + 1;
@@ -553,16 +486,8 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     env[cl].assign(static_cast<size_t>(V), kNone);
     env[cl][0] = 0;
     for (int b : blocks_of[cl]) {
-      // The most it holds anywhere (its last stage's cap is the output layer's; its front one's
-      // as the first stage, the embedding's).
-      const int pp = blocks[b].shape.pp;
-      std::vector<int>& held = cap_sum;
-      held[0] = 0;
-      for (int d = 1; d <= L + 1; ++d) held[d] = held[d - 1] + stage_cap[b][d];
       int most = 0;
-      for (int r = 0; r + pp <= L; ++r) {
-        most = std::max(most, std::max(held[r + pp] - held[r], held[r + pp - 1] - held[r] + first_cap[b][r + pp]));
-      }
+      for (int d = 1; d <= blocks[b].shape.pp && d <= L; ++d) most += stage_cap[b][d];
       for (int n = 1; n <= std::min(most, L); ++n) env[cl][n] = std::min(env[cl][n], (*blocks[b].least_sum)[n]);
     }
   }
@@ -594,9 +519,8 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
       }
     }
     // front[u][r]: the most over a class cl of u and a depth pp of its blocks of what one holds
-    // in front of r stages, as the front block (its front stage the first) or with the set
-    // without it in front of it (rows kNoStage from assign; a row at a time: a loop over r the
-    // compiler vectorizes).
+    // in front of r stages plus what the set without it holds in front of r + pp (rows 0 from
+    // assign; a row at a time: a loop over r the compiler vectorizes).
     int* const most = &front[static_cast<size_t>(u * W)];
     int* const most_moe = &front_moe[static_cast<size_t>(u * W)];
     for (size_t cl = 0; cl < classes.size(); ++cl) {
@@ -605,15 +529,13 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
       for (size_t at = 0; at < pps[cl].size(); ++at) {
         const int pp = pps[cl][at];
         const int* const held = best[cl][at].data();
-        const int* const held_first = best_first[cl][at].data();
-        const int* const ahead = &front[static_cast<size_t>(sub * W + pp)];
+        const int* const behind = &front[static_cast<size_t>(sub * W + pp)];
         const int rows = L - pp + 1;  // r = 0 .. L - pp (a local: the stores below may not alias it)
-        for (int r = 0; r < rows; ++r) most[r] = std::max(most[r], std::max(held_first[r], held[r] + ahead[r]));
+        for (int r = 0; r < rows; ++r) most[r] = std::max(most[r], held[r] + behind[r]);
         if (num_moe == 0) continue;
         const int* const held_moe = best_moe[cl][at].data();
-        const int* const held_first_moe = best_first_moe[cl][at].data();
-        const int* const ahead_moe = &front_moe[static_cast<size_t>(sub * W + pp)];
-        for (int r = 0; r < rows; ++r) most_moe[r] = std::max(most_moe[r], std::max(held_first_moe[r], held_moe[r] + ahead_moe[r]));
+        const int* const behind_moe = &front_moe[static_cast<size_t>(sub * W + pp)];
+        for (int r = 0; r < rows; ++r) most_moe[r] = std::max(most_moe[r], held_moe[r] + behind_moe[r]);
       }
     }
   }
@@ -621,11 +543,12 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
 
 void HeteroDp::State::find_cap_dominated() {
   cap_dominated.assign(blocks.size(), 0);
-  // Option o' of block a covers option o of block b: at any cap each of its stages holds as many
-  // layers in time (its n cheapest layers plus each kind of stage's extra time -- two links; the
-  // last stage's link and output layer; the first stage's embedding, and its link unless it is
-  // the only stage -- take no longer), and in memory at every distance (as a first stage too).
+  // Option o' of block a covers option o of block b: its cheapest layers take no longer (so at
+  // any cap as many fit in time) and it holds no fewer in memory at every distance.
   auto covers = [&](const Block& a, size_t oa, const Block& b, size_t ob) {
+    auto no_more = [](const std::vector<double>& x, const std::vector<double>& y) {
+      return std::equal(x.begin(), x.end(), y.begin(), y.end(), std::less_equal<double>());
+    };
     auto no_fewer = [](const std::vector<int>& x, const std::vector<int>& y) {
       return std::equal(x.begin(), x.end(), y.begin(), y.end(), std::greater_equal<int>());
     };
@@ -633,25 +556,13 @@ void HeteroDp::State::find_cap_dominated() {
     const std::vector<double>& tb = b.times[ob]->cheapest_sum_s;
     const std::vector<int>& ma = a.caps[oa]->all;
     const std::vector<int>& mb = b.caps[ob]->all;
-    if (ta.size() != tb.size() || ma.size() != mb.size()) return false;
-    // The most a's layers may take longer than b's: the least of what b's extras take longer.
-    const double la = a.link_s[oa], lb = b.link_s[ob];
-    const double fa = a.models[oa]->first_extra_s(), fb = b.models[ob]->first_extra_s();
-    const double ea = a.models[oa]->last_extra_s(), eb = b.models[ob]->last_extra_s();
-    // (none below 0: a's extras take no longer, and the caps' relative tolerance on c - extras
-    // favours b's layers no more than a's)
-    const double slack = std::min({2 * (lb - la), lb + eb - la - ea, fb + lb - fa - la, fb - fa});
-    if (slack < 0) return false;
-    auto longer_by_at_most = [slack](const std::vector<double>& x, const std::vector<double>& y) {
-      return std::equal(x.begin(), x.end(), y.begin(), y.end(), [slack](double u, double v) { return u - v <= slack; });
-    };
     // Most pairs fail at an end (all layers' time, the memory nearest the end): checked first.
-    if (ta.back() - tb.back() > slack || ma[1] < mb[1] || ma.back() < mb.back()) return false;
-    if (!longer_by_at_most(ta, tb) || !no_fewer(ma, mb) || !no_fewer(a.caps[oa]->first_all, b.caps[ob]->first_all)) {
+    if (ta.size() != tb.size() || ma.size() != mb.size() || ta.back() > tb.back() || ma[1] < mb[1] || ma.back() < mb.back()) {
       return false;
     }
-    return num_moe == 0 || (longer_by_at_most(a.times[oa]->cheapest_moe_sum_s, b.times[ob]->cheapest_moe_sum_s) &&
-                            no_fewer(a.caps[oa]->moe, b.caps[ob]->moe) && no_fewer(a.caps[oa]->first_moe, b.caps[ob]->first_moe));
+    if (!no_more(ta, tb) || !no_fewer(ma, mb)) return false;
+    return num_moe == 0 || (no_more(a.times[oa]->cheapest_moe_sum_s, b.times[ob]->cheapest_moe_sum_s) &&
+                            no_fewer(a.caps[oa]->moe, b.caps[ob]->moe));
   };
   std::vector<std::vector<int>> kept_by_pp(static_cast<size_t>(L) + 1);  // of one class
   for (const std::vector<int>& of_class : blocks_of) {
@@ -684,11 +595,9 @@ double HeteroDp::State::lower_bound(double hint) {
     const auto [n, n_moe] = front_of(all, 0);
     return n >= L && (num_moe == 0 || n_moe >= num_moe);
   };
-  double hi = 0;  // a cap at which one stage holds every layer, with every extra a stage has
+  double hi = 0;
   for (const Block& b : blocks) {
-    for (size_t o = 0; o < b.times.size(); ++o) {
-      hi = std::max(hi, b.times[o]->cheapest_sum_s[L] + b.models[o]->first_extra_s() + b.models[o]->last_extra_s() + 2 * b.link_s[o]);
-    }
+    for (const GroupLayerTimes* t : b.times) hi = std::max(hi, t->cheapest_sum_s[L]);
   }
   if (!holds(hi * 1.0001)) return 1e300;
   feasible_cap = hi * 1.0001;
@@ -749,7 +658,6 @@ void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
   double least_rate = 1e300;
   for (const Class& c : classes) least_rate = std::min(least_rate, rates.fixed() + c.rate);
   const double limit = std::min(below_s, calls.within_threshold_s(least_rate));
-  const bool bounded = limit < 1e300;  // a plan to beat, or a level
   if (limit >= 1e300) compute_capacity(std::numeric_limits<double>::infinity());
   else compute_capacity((limit - least_prefix[L]) / static_cast<double>(m - 1));
   nodes.clear();
@@ -788,21 +696,11 @@ void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
   // from distance d + 1 to its front stage at distance front_d, then the classes of `remaining`.
   // The most layers (all; MoE) the stages in front of a stage can hold: the rest of block bb from
   // distance d + 1 to its front stage at distance front_d, then the classes of `remaining`.
-  // Either a block of `remaining` is in front of bb's front stage, or bb's front stage is the
-  // pipeline's first.
   auto front_capacity = [&](int bb, int d, int front_d, long long remaining) {
-    std::pair<int, int> rest{0, 0};
-    for (int x = d + 1; x <= front_d; ++x) rest.first += stage_cap[bb][x];
-    if (num_moe > 0) {
-      for (int x = d + 1; x <= front_d; ++x) rest.second += stage_cap_moe[bb][x];
-    }
     std::pair<int, int> n = front_of(remaining, front_d);
-    n.first += rest.first;
-    n.second += rest.second;
-    if (d < front_d) {
-      const size_t f = static_cast<size_t>(front_d);
-      n.first = std::max(n.first, rest.first - stage_cap[bb][f] + first_cap[bb][f]);
-      if (num_moe > 0) n.second = std::max(n.second, rest.second - stage_cap_moe[bb][f] + first_cap_moe[bb][f]);
+    for (int x = d + 1; x <= front_d; ++x) n.first += stage_cap[bb][x];
+    if (num_moe > 0) {
+      for (int x = d + 1; x <= front_d; ++x) n.second += stage_cap_moe[bb][x];
     }
     return n;
   };
@@ -925,7 +823,6 @@ void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
   }
 
   std::vector<int> placed2;
-  std::vector<char> depth_open;  // per pipeline depth of a class: whether its blocks may pass the front test
   // A label's least objective through it (its own terms and the least time of the layers left).
   auto label_bound = [&](const SplitLabel& lab, int j) {
     return lab.sum_c + least_prefix[L - j] + static_cast<double>(m - 1) * lab.max_c + lab.max_tail;
@@ -993,18 +890,7 @@ void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
                   (!s.training.use_distributed_optimizer || blk.shape.dp == dp_last || blk.shape.dp % dp_last == 0 ||
                    dp_last % blk.shape.dp == 0);
       }
-      // As the first stage, its pending stage holds every layer in front of a label: at least the
-      // layers (and MoE layers) in front of the one with the most behind it, which its first-stage
-      // capacity must hold (tested without a push: on 512 GPUs of 8 types from 3 vendors, almost
-      // every state's closing failed so). Without a plan to beat, the closings are costed: when
-      // nothing fits, their stages' shortfall is the diagnosis's.
-      const int first_layers = L - most_behind;
-      const bool first_fits = !bounded ||
-                              (first_layers <= first_cap[static_cast<size_t>(node.key.block)][static_cast<size_t>(r)] &&
-                               (num_moe == 0 || moe_prefix[static_cast<size_t>(first_layers)] <=
-                                                    first_cap_moe[static_cast<size_t>(node.key.block)][static_cast<size_t>(r)]));
-      if (!first_fits) ++k->lower_bound;
-      if (first_fits && mbs_ok && tied_ok && search_allows(s.search.pp, r)) {
+      if (mbs_ok && tied_ok && search_allows(s.search.pp, r)) {
         ++closed;
         // Complete plans of one set of groups bill one rate: they are compared with each other
         // only (another set's plan may be slower and cheaper: the Pareto front keeps both).
@@ -1032,32 +918,10 @@ void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
         const long long remaining = remaining_of(placed2);
         const double rate2 = rate_of(placed2);
         if (!objective_admits(s.search, rate2)) continue;
-        // The front test below for all the class's blocks of one pipeline depth at once (their
-        // most: best[] and best_first[]); blocks of a depth that fails it are not tried (on 512
-        // GPUs of 8 types from 3 vendors, 99% of the blocks tried in front of a state failed it).
-        depth_open.assign(pps[c2].size(), 0);
-        for (size_t at = 0; at < pps[c2].size(); ++at) {
-          const int r2 = r + pps[c2][at];
-          if (r2 > L) continue;
-          k->label_steps += kFrontTestSteps + (capacity_on ? 0 : static_cast<long long>(classes.size()));
-          const std::pair<int, int> ahead = front_of(remaining, r2);
-          const int most = std::max(ahead.first + best[c2][at][static_cast<size_t>(r)], best_first[c2][at][static_cast<size_t>(r)]);
-          bool open = most >= least_left;
-          if (open && num_moe > 0 && least_left > 0) {
-            const int most_moe = std::max(ahead.second + best_moe[c2][at][static_cast<size_t>(r)],
-                                          best_first_moe[c2][at][static_cast<size_t>(r)]);
-            open = most_moe >= moe_prefix[static_cast<size_t>(least_left)];
-          }
-          depth_open[at] = open ? 1 : 0;
-        }
         for (int b2 : blocks_of[c2]) {
           const Block& nb = blocks[b2];
           const int pp2 = nb.shape.pp, r2 = r + pp2;
           if (r2 > L) continue;
-          if (!depth_open[block_at[static_cast<size_t>(b2)]]) {
-            ++k->lower_bound;
-            continue;
-          }
           // push()'s front test (all layers; MoE layers) for the label with the most layers
           // behind it, its pending stage holding all it can under the cap: when even that leaves
           // layers no stage in front can hold, no label passes (tested without a table, a push
@@ -1281,7 +1145,7 @@ std::optional<HeteroDp::State::Candidate> HeteroDp::State::first_assignment(int 
         if (r + blk.shape.pp > L) continue;
         if (path.empty() && tp > 0 && blk.shape.tp != tp) continue;
         int n = 0;
-        for (int k = 1; k <= blk.shape.pp; ++k) n += plain_cap[b][r + k];
+        for (int k = 1; k <= blk.shape.pp; ++k) n += stage_cap[b][r + k];
         if (n == 0) continue;
         const bool completes = held + n >= want;
         if (completes) {  // this block would be the first mesh
@@ -1337,7 +1201,7 @@ std::optional<HeteroDp::State::Candidate> HeteroDp::State::first_assignment(int 
   for (size_t x = 0; x < path.size(); ++x) {
     const Block& blk = blocks[path[x]];
     for (int k = 0; k < blk.shape.pp; ++k) {
-      stage_caps.push_back(plain_cap[path[x]][at_r[x] + blk.shape.pp - k]);
+      stage_caps.push_back(stage_cap[path[x]][at_r[x] + blk.shape.pp - k]);
       std::vector<StageOption> opts;
       for (size_t o = 0; o < blk.models.size(); ++o) {
         Mesh mesh = blk.meshes[o];
@@ -1407,7 +1271,7 @@ size_t HeteroDp::footprint_bytes() const {
   const State& st = *st_;
   size_t bytes = (st.front.capacity() + st.front_moe.capacity() + st.node_placed.capacity()) * sizeof(int) +
                  st.sigma.capacity() * sizeof(double) + st.nodes.capacity() * sizeof(State::Node);
-  for (const auto* caps : {&st.stage_cap, &st.stage_cap_moe, &st.first_cap, &st.first_cap_moe}) {
+  for (const auto* caps : {&st.stage_cap, &st.stage_cap_moe}) {
     for (const std::vector<int>& c : *caps) bytes += c.capacity() * sizeof(int);
   }
   return bytes;

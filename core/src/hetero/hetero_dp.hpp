@@ -64,7 +64,6 @@ struct HeteroShared {
   };
   struct CapRows {
     std::vector<int> all, moe;
-    std::vector<int> first_all, first_moe;  // the same for the pipeline's first stage (d: its depth)
   };
   StableMap<CapKey, CapRows, CapKeyHash> cap_rows;
   // Per list of a block's option models: [n], the least time of its n cheapest layers, each at

@@ -529,13 +529,13 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
       for (size_t at = 0; at < pps[cl].size(); ++at) {
         const int pp = pps[cl][at];
         const int* const held = best[cl][at].data();
-        const int* const behind = &front[static_cast<size_t>(sub * W + pp)];
+        const int* const ahead = &front[static_cast<size_t>(sub * W + pp)];
         const int rows = L - pp + 1;  // r = 0 .. L - pp (a local: the stores below may not alias it)
-        for (int r = 0; r < rows; ++r) most[r] = std::max(most[r], held[r] + behind[r]);
+        for (int r = 0; r < rows; ++r) most[r] = std::max(most[r], held[r] + ahead[r]);
         if (num_moe == 0) continue;
         const int* const held_moe = best_moe[cl][at].data();
-        const int* const behind_moe = &front_moe[static_cast<size_t>(sub * W + pp)];
-        for (int r = 0; r < rows; ++r) most_moe[r] = std::max(most_moe[r], held_moe[r] + behind_moe[r]);
+        const int* const ahead_moe = &front_moe[static_cast<size_t>(sub * W + pp)];
+        for (int r = 0; r < rows; ++r) most_moe[r] = std::max(most_moe[r], held_moe[r] + ahead_moe[r]);
       }
     }
   }

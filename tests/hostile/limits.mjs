@@ -1,6 +1,7 @@
 // Searches at their limits (issue 23, Hardening 3). Each case is a valid scenario:
-//   { name, class: 1, text }                     bounded: ends within the search's budget (README,
-//                                                "Input limits"); a result cut short says so
+//   { name, class: 1, text, wantPlan? }          bounded: ends within the search's budget (README,
+//                                                "Input limits"); a result cut short says so;
+//                                                wantPlan: it has a plan
 //   { name, class: 2, text, base, strict? }      a superset of base's search space: its best plan is
 //                                                no worse than base's, or (unless strict) the result
 //                                                says it is partial (stats.budget, a note) and, with
@@ -54,6 +55,14 @@ function bounded() {
   b('1024-layer OLMoE-like model on two groups', olmoe1024('megatron'));
   b('1024-layer OLMoE-like model on two groups, hetero', olmoe1024('hetero'));
   b('micro-batch sizes 1..4096, mixed-2048, hetero', withSearch(mixed2048(), { mode: 'hetero', micro_batch_size: range(4096) }));
+  // Hetero mode on tens to thousands of group sets: its capacity tables and label tables. Each
+  // has a plan within the budget (wantPlan). 16 groups: the runs' bounds took 8.8 G work units,
+  // the CPU backstop ended the search at 20 s, no plan; 10 groups: the bounds took the whole
+  // budget, no plan; 6 one-node groups: 932 MB of label tables (the wasm module has 2 GB).
+  const hetero = (n, doc) => ({ ...doc, cluster: { groups: distinctGroups(n, (i) => 1 + (i % 3)) }, search: { mode: 'hetero' } });
+  for (const n of [10, 16]) out.push({ name: `${n} distinct groups of 1-3 nodes, Mixtral-L, hetero`, class: 1, wantPlan: true, text: JSON.stringify(hetero(n, mixtralL())) });
+  out.push({ name: '6 one-node groups of distinct GPUs, hetero', class: 1, wantPlan: true,
+    text: JSON.stringify({ ...base(), cluster: { groups: distinctGroups(6) }, search: { mode: 'hetero', baselines: false } }) });
   return out;
 }
 
@@ -109,6 +118,7 @@ export function judge(c, r, b) {
     if (r.plans.length === 0 && /fits in GPU memory/.test(r.diagnosis?.message || '')) return `partial search claims a memory shortfall: ${r.diagnosis.message}`;
   }
   const best = r.plans[0]?.metrics.iteration_time_s;
+  if (c.wantPlan && best === undefined) return `no plan${partial ? ' (partial)' : ''}`;
   if (c.class === 2 || c.class === 3) {
     const want = b.plans[0]?.metrics.iteration_time_s;
     if (want === undefined) return 'base finds no plan';

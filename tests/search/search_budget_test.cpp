@@ -2,6 +2,7 @@
 // left for later searches of one call, and searches that reach a limit: they stop, say which
 // limit and what they left out, keep their progress moving, and still search what they built.
 #include "search/search_budget.hpp"
+#include "io/budget_io.hpp"
 
 #include <doctest/doctest.h>
 
@@ -178,4 +179,40 @@ TEST_CASE("no plan within the budget is not reported as a memory shortfall") {
   REQUIRE(r->diagnosis);
   CHECK(r->diagnosis->message.find("within the search's work budget") != std::string::npos);
   CHECK(r->diagnosis->message.find("No plan fits in GPU memory") == std::string::npos);
+}
+
+TEST_CASE("hetero runs' bounds take at most half the stage-cost budget: the runs built are searched") {
+  // Ten distinct groups: 1,024 group sets, a capacity table of 1.4 M label steps per call and
+  // about 20 calls per run's bound. The bounds of every run were 30x this budget, and no run
+  // was searched (no plan; at 16 groups the CPU backstop ended the search).
+  Scenario s = distinct_groups(10, "hetero");
+  s.search.baselines = false;
+  SearchBudget budget;
+  budget.max_stage_costs = 3'000'000;
+  budget.max_seconds = 1e6;  // the counted work decides
+  const auto r = search_plans(s, {}, budget);
+  REQUIRE(r.ok());
+  CHECK(has_limit(r->stats, "stage_costs"));
+  CHECK_FALSE(has_limit(r->stats, "seconds"));
+  CHECK(r->stats.work.stage_costs <= budget.max_stage_costs + budget.max_stage_costs / 10);
+  CHECK_FALSE(r->plans.empty());
+}
+
+TEST_CASE("hetero label tables past their cell limit end the search, which says so and keeps its plans") {
+  Scenario s = distinct_groups(4, "hetero");
+  s.search.baselines = false;
+  SearchBudget budget;
+  budget.max_seconds = 1e6;
+  const auto full = search_plans(s, {}, budget);
+  REQUIRE(full.ok());
+  CHECK_FALSE(has_limit(full->stats, "table_cells"));
+  budget.max_table_cells = 2'000;  // a few dozen tables
+  const auto r = search_plans(s, {}, budget);
+  REQUIRE(r.ok());
+  CHECK(has_limit(r->stats, "table_cells"));
+  CHECK(r->stats.budget_reached);
+  REQUIRE_FALSE(r->plans.empty());  // the runs' first plans come before any table
+  CHECK(r->plans.front().metrics.iteration_time_s >= full->plans.front().metrics.iteration_time_s);
+  const std::string note = budget_note(s, r->stats);
+  CHECK(note.find("label-table cells") != std::string::npos);
 }

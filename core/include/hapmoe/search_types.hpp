@@ -33,6 +33,9 @@ struct SearchBudget {
   long long max_entries = 2'000'000;        // (mesh shape, group set) pairs generated
   long long max_orders = 100'000;           // stage orders searched (+ 1 per 4 order bounds checked)
   long long max_stage_costs = 30'000'000;   // stage costs the layer-split DPs use (reused ones and label work too)
+  // Hetero: the label-table cells one search holds at once (24 bytes each, its labels beside; a
+  // peak, not used up: each search may reach it). 16 distinct groups of Mixtral-L made 39 M.
+  long long max_table_cells = 8'000'000;
   double max_seconds = 20;                  // search_clock_s, from the start of the call
   // search_clock_s() when max_seconds run out (set by the planner and the engines, unless set;
   // infinity = never).

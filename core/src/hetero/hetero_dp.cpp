@@ -24,9 +24,14 @@ bool shares_embedding(const Scenario& s) {
   return !s.model.untie_embeddings_and_output_weights || s.model.mtp_num_layers > 0;
 }
 
-// The capacity table's size limit (groups placed x stages): past it (many distinct groups) no
-// capacity bound is used.
+// The capacity table's size limit (groups placed x stages), and its work limit (those cells x
+// classes x 4 label steps per compute_capacity, which a run's bound calls about 20 times: at
+// most about 5 M work units per run, a sixth of the budget): past either (many distinct groups)
+// no capacity bound is used. 512 GPUs of 8 types, one group each, take 0.5 M steps; 12 distinct
+// groups of Mixtral-S took 6.7 M per call, and the run bounds spent the whole budget before any
+// run was searched (no plan; 16 groups, 210 M per call: the CPU backstop ended it).
 constexpr long long kMaxCapacityCells = 1LL << 22;
+constexpr long long kMaxCapacitySteps = 1LL << 22;
 // The least-time table's size limit (sets x layers^2 steps): past it (very deep models) the
 // layers' least times bound the time of the layers left.
 constexpr long long kMaxSigmaSteps = 1LL << 22;
@@ -199,6 +204,9 @@ struct HeteroDp::State {
   int new_table() {
     // Making one (its cells, their first labels' room) costs about 8 label steps per cell.
     counters->label_steps += 8LL * (L + 1);
+    // Past the cell limit the table is still made (its caller is mid-push); the search stops at
+    // its next calls.stopped().
+    if (static_cast<long long>(tables_used + 1) * (L + 1) > shared->max_table_cells) shared->tables_full = true;
     if (tables_used == tables.size()) tables.emplace_back();
     SplitTable& t = tables[tables_used];
     if (static_cast<int>(t.size()) < L + 1) t.resize(static_cast<size_t>(L) + 1);
@@ -374,7 +382,8 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
 
 void HeteroDp::State::compute_capacity(double c, bool times) {
   cap = c;
-  capacity_on = sets * (L + 2) <= kMaxCapacityCells;
+  capacity_on = sets * (L + 2) <= kMaxCapacityCells &&
+                sets * (L + 2) * static_cast<long long>(classes.size()) * 4 <= kMaxCapacitySteps;
   // Its work, in label steps: the stage capacities, then per set the front and, when small
   // enough, the least-time table (a convolution per set: L^2).
   long long steps = 0;

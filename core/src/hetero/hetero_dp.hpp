@@ -45,6 +45,10 @@ struct HeteroRun {
 struct HeteroShared {
   StageCostMemos memos;
   std::deque<SplitTable> tables;  // a search's label tables (scratch: their buffers stay)
+  // The most cells (tables x (layers + 1)) a search's tables may have; full once one needed
+  // more (the search then ends as at its work budget: calls.stopped reports it).
+  long long max_table_cells = 1LL << 62;
+  bool tables_full = false;
   // A model's per-layer times.
   StableMap<const StageCostModel*, GroupLayerTimes, std::hash<const StageCostModel*>> layer_times;
   // The most of the lightest layers (all; MoE) a stage holds in memory at each distance d from

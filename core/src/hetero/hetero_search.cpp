@@ -31,6 +31,8 @@ constexpr double kGuessMax = 1.0;
 // (HeteroDp::footprint_bytes; with 6 DPs kept, building DPs again was 10% of DeepSeek-V3
 // mixed-2048's hetero search: its runs' DPs are 0.1-1 MB each).
 constexpr size_t kLiveBytes = 64u << 20;
+// The share of the stage-cost budget the runs' bounds may take (build_runs).
+constexpr double kBoundShare = 0.5;
 // The bound of a run whose meshes cannot hold every layer.
 constexpr double kInfeasibleRun = 1e299;
 
@@ -53,6 +55,7 @@ class HeteroSearch {
 
   void run() {
     counters_.max_work = budget_.max_stage_costs;
+    shared_.max_table_cells = budget_.max_table_cells;
     build_runs();
     search_runs();
     if (control_.progress) control_.progress(1.0, st_.evaluated);
@@ -146,6 +149,14 @@ class HeteroSearch {
           }
           if (entry_units_ >= budget_.max_entries) {
             st_.reached("entries");
+            return sort_runs();
+          }
+          // A run's bound is work too (its capacity tables, about 20 of them): the runs' bounds
+          // take at most kBoundShare of the budget, the rest is left for the runs built, their
+          // first plans and the exact search (10 distinct groups of Mixtral-L: the bounds of 13
+          // runs took it all, and no run was searched).
+          if (counters_.work() >= static_cast<long long>(kBoundShare * static_cast<double>(budget_.max_stage_costs))) {
+            st_.reached("stage_costs");
             return sort_runs();
           }
           const HeteroRun run{b, set, offload};
@@ -258,6 +269,7 @@ class HeteroSearch {
     calls.stopped = [this, &dp] {
       if (st_.evaluated + dp.closed() >= budget_.max_orders) st_.reached("orders");
       else if (counters_.work() >= budget_.max_stage_costs) st_.reached("stage_costs");
+      else if (shared_.tables_full) st_.reached("table_cells");
       else if (++clock_checks_ % 256 == 0 && past_deadline(budget_)) st_.reached("seconds");
       else if (control_.cancel && control_.cancel->load()) st_.cancelled = true;
       else return false;

@@ -34,6 +34,7 @@ const char* limit_words(const std::string& limit) {
   if (limit == "entries") return "(mesh, group set) entries";
   if (limit == "orders") return "stage orders";
   if (limit == "stage_costs") return "stage costs";
+  if (limit == "table_cells") return "label-table cells";
   return "wall-clock time";
 }
 

@@ -185,10 +185,15 @@ struct HeteroDp::State {
   StageCostMemo::Item scratch_item;
   std::vector<std::pair<StageCostMemo*, bool>> push_memos;  // push()'s memo per option, once fetched
 
+  // A set's index: a mixed-radix number over the classes (digit c: its groups placed, radix its
+  // groups + 1). With at most 64 groups the radices' product is at most 2^64 (64 classes of one
+  // group), past a long long: the index is computed modulo 2^64, where it is still one-to-one,
+  // and read back unsigned (front_of). (Signed, 64 distinct groups overflowed: undefined, and
+  // front_of read negative counts.)
   long long set_index(const std::vector<int>& counts) const {
-    long long i = 0;
-    for (size_t c = 0; c < classes.size(); ++c) i = i * (static_cast<long long>(classes[c].groups.size()) + 1) + counts[c];
-    return i;
+    unsigned long long i = 0;
+    for (size_t c = 0; c < classes.size(); ++c) i = i * (classes[c].groups.size() + 1) + static_cast<unsigned>(counts[c]);
+    return static_cast<long long>(i);
   }
   double rate_of(const std::vector<int>& placed) const {
     double r = rates.fixed();
@@ -232,9 +237,9 @@ struct HeteroDp::State {
     const int W = L + 2;
     if (capacity_on) return {front[static_cast<size_t>(remaining * W + r)], front_moe[static_cast<size_t>(remaining * W + r)]};
     int n = 0, n_moe = 0;
-    long long x = remaining;
+    unsigned long long x = static_cast<unsigned long long>(remaining);
     for (size_t cl = classes.size(); cl-- > 0;) {
-      const long long base = static_cast<long long>(classes[cl].groups.size()) + 1;
+      const unsigned long long base = classes[cl].groups.size() + 1;
       const int count = static_cast<int>(x % base);
       x /= base;
       n += count * best_any[cl][r];
@@ -299,7 +304,10 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
     if (sets > (1LL << 40)) sets = 1LL << 40;
   }
   strides.assign(classes.size(), 1);
-  for (size_t cl = classes.size(); cl-- > 1;) strides[cl - 1] = strides[cl] * (static_cast<long long>(classes[cl].groups.size()) + 1);
+  // (read while the capacity table is on, with few sets; modulo 2^64 as set_index)
+  for (size_t cl = classes.size(); cl-- > 1;) {
+    strides[cl - 1] = static_cast<long long>(static_cast<unsigned long long>(strides[cl]) * (classes[cl].groups.size() + 1));
+  }
   blocks_of.assign(classes.size(), {});
   std::vector<double> least(static_cast<size_t>(L), std::numeric_limits<double>::max());
   least_first_extra = std::numeric_limits<double>::max();

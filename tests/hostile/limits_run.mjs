@@ -14,7 +14,7 @@ const CPU_LIMIT_S = sanitized ? 150 : 15;  // README "Input limits": the slowest
 const WALL_LIMIT_S = sanitized ? 600 : 60;
 const BACKSTOP_S = 20;                     // SearchBudget::max_seconds (CPU)
 // Peak resident memory (unsanitized: the sanitizers' shadow memory is several times the heap);
-// the wasm module may grow to 2 GB. The largest case takes about 440 MB.
+// the wasm module may grow to 2 GB. The largest case takes about 360 MB.
 const RSS_LIMIT_MB = sanitized ? Infinity : 640;
 const haveTime = fs.existsSync('/usr/bin/time');
 

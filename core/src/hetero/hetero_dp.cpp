@@ -987,10 +987,13 @@ void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
           } else {
             SplitTable& dst = tables[x.table];
             SplitTable& src = tables[from];
+            bool kept = false;
             for (int j = 0; j <= L; ++j) {
-              for (const SplitLabel& lab : src[j]) insert_label_distinct(dst[j], lab, distinct, dominates, k);
+              for (const SplitLabel& lab : src[j]) kept = insert_label_distinct(dst[j], lab, distinct, dominates, k) || kept;
             }
-            if (static_cast<size_t>(from) + 1 == tables_used) tables_used = static_cast<size_t>(from);
+            // When the node kept none of them, nothing points into the block's inner tables either.
+            if (!kept) tables_used = mark;
+            else if (static_cast<size_t>(from) + 1 == tables_used) tables_used = static_cast<size_t>(from);
           }
           if (calls.stopped() || k->stopped) return;
         }

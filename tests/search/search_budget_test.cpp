@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "hapmoe/planner.hpp"
+#include "hapmoe/result_io.hpp"
 #include "hapmoe/search.hpp"
 #include "test_scenarios.hpp"
 
@@ -179,6 +180,12 @@ TEST_CASE("no plan within the budget is not reported as a memory shortfall") {
   REQUIRE(r->diagnosis);
   CHECK(r->diagnosis->message.find("within the search's work budget") != std::string::npos);
   CHECK(r->diagnosis->message.find("No plan fits in GPU memory") == std::string::npos);
+  // The offload retry's note says the same: nothing was found without offload, not that
+  // nothing fits.
+  CHECK(r->stats.offload_retried);
+  const std::string notes = search_result_to_json(s, *r)["notes"].dump();
+  CHECK(notes.find("no plan was found without optimizer CPU offload before the search budget ran out") != std::string::npos);
+  CHECK(notes.find("no plan fits without optimizer CPU offload") == std::string::npos);
 }
 
 TEST_CASE("hetero runs' bounds take at most half the stage-cost budget: the runs built are searched") {

@@ -86,10 +86,14 @@ struct SearchStats {
   // nothing fit without optimizer offload: searched again with it (it is also tried, keeping
   // the better plans, when the best plan without it recomputes)
   bool offload_retried = false;
+  // ... but the search without it ended at its budget before it found a plan: it is not known
+  // that nothing fits without offload
+  bool retried_after_budget = false;
   long long above_memory_margin = 0;  // plans returned that exceed search.memory_margin_fraction
   SearchWork work;
   // With budget_reached: the limits that cut the search short, by SearchWork name
-  // ("combinations", "shapes", "group_sets", "entries", "orders", "stage_costs") or "seconds",
+  // ("combinations", "shapes", "group_sets", "entries", "orders", "stage_costs"), hetero's
+  // "table_cells" (label-table cells held at once) or "seconds",
   // in the order reached; and what they left out.
   std::vector<std::string> limits_reached;
   long long shapes_cut_short = 0;    // mesh shapes whose group sets were not all walked (or none)

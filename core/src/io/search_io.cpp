@@ -143,7 +143,10 @@ json search_result_to_json(const Scenario& s, const SearchResult& r, bool includ
   }
   if (r.stats.cancelled) notes.push_back("search cancelled: these are the best plans found before it stopped");
   if (r.stats.offload_retried) {
-    notes.push_back("no plan fits without optimizer CPU offload: searched again with offload fractions 0.5 and 1");
+    notes.push_back(r.stats.retried_after_budget
+                        ? "no plan was found without optimizer CPU offload before the search budget ran out: searched "
+                          "again with offload fractions 0.5 and 1"
+                        : "no plan fits without optimizer CPU offload: searched again with offload fractions 0.5 and 1");
   }
   for (const std::string& n : r.notes) notes.push_back(n);
   if (include_timing) stats["elapsed_ms"] = round_sig(r.stats.elapsed_ms);

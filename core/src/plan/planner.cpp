@@ -144,6 +144,7 @@ SearchResult rank_together(SearchResult u, SearchResult h, size_t k) {
   for (const auto& [rule, n] : h.stats.pruned) st.pruned[rule] += n;
   st.cancelled = st.cancelled || h.stats.cancelled;
   st.offload_retried = st.offload_retried && h.stats.offload_retried;  // nothing fit without, in either
+  st.retried_after_budget = st.offload_retried && (st.retried_after_budget || h.stats.retried_after_budget);
   add_budget_use(h.stats, &st);
   if (out.plans.empty()) {
     if (!out.diagnosis) out.diagnosis = std::move(h.diagnosis);

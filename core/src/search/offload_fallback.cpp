@@ -71,8 +71,10 @@ Expected<SearchResult> search_with_offload_fallback(const Scenario& s, const Sea
   auto retry = pass(*offload, scaled_control(control, kFirstPassShare, 1 - kFirstPassShare), left, kth);
   if (!retry.ok()) return r;
   const bool found_without = !r->plans.empty();
+  const bool budget_without = r->stats.budget_reached;
   SearchResult out = merge_results(std::move(r).value(), std::move(retry).value(), k);
   out.stats.offload_retried = !found_without;
+  out.stats.retried_after_budget = !found_without && budget_without;
   return out;
 }
 

@@ -24,13 +24,12 @@ bool shares_embedding(const Scenario& s) {
   return !s.model.untie_embeddings_and_output_weights || s.model.mtp_num_layers > 0;
 }
 
-// The capacity table's size limit (groups placed x stages), and its work limit (those cells x
-// classes x 4 label steps per compute_capacity, which a run's bound calls about 20 times: at
-// most about 5 M work units per run, a sixth of the budget): past either (many distinct groups)
-// no capacity bound is used. 512 GPUs of 8 types, one group each, take 0.5 M steps; 12 distinct
-// groups of Mixtral-S took 6.7 M per call, and the run bounds spent the whole budget before any
-// run was searched (no plan; 16 groups, 210 M per call: the CPU backstop ended it).
-constexpr long long kMaxCapacityCells = 1LL << 22;
+// The capacity table's work limit (groups placed x stages x classes x 4 label steps per
+// compute_capacity, which a run's bound calls about 20 times: at most about 5 M work units per
+// run, a sixth of the budget; it also keeps the table within 2^20 cells): past it (many distinct
+// groups) no capacity bound is used. 512 GPUs of 8 types, one group each, take 0.5 M steps; 12
+// distinct groups of Mixtral-S took 6.7 M per call, and the run bounds spent the whole budget
+// before any run was searched (no plan; 16 groups, 210 M per call: the CPU backstop ended it).
 constexpr long long kMaxCapacitySteps = 1LL << 22;
 // The least-time table's size limit (sets x layers^2 steps): past it (very deep models) the
 // layers' least times bound the time of the layers left.
@@ -404,14 +403,14 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
 
 void HeteroDp::State::compute_capacity(double c, bool times) {
   cap = c;
-  capacity_on = sets * (L + 2) <= kMaxCapacityCells &&
-                sets * (L + 2) * static_cast<long long>(classes.size()) * 4 <= kMaxCapacitySteps;
   // Its work, in label steps: the stage capacities, then per set the front and, when small
   // enough, the least-time table (a convolution per set: L^2).
+  const long long front_steps = sets * (L + 2) * static_cast<long long>(classes.size()) * 4;
+  capacity_on = front_steps <= kMaxCapacitySteps;
   long long steps = 0;
   for (const Block& b : blocks) steps += static_cast<long long>(b.models.size()) * (L + 2);
   const bool with_sigma = times && capacity_on && sets * static_cast<long long>(L + 1) * (L + 1) <= kMaxSigmaSteps;
-  if (capacity_on) steps += sets * (L + 2) * static_cast<long long>(classes.size()) * 4;
+  if (capacity_on) steps += front_steps;
   if (with_sigma) steps += sets * static_cast<long long>(L + 1) * (L + 1) / 8;  // a min and an add each
   counters->label_steps += steps;
   stage_cap.resize(blocks.size());

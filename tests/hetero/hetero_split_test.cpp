@@ -58,8 +58,9 @@ struct SplitFixture {
 };
 
 // Minimum of hetero_split_objective over every split (each stage >= 1 layer) and every option per
-// stage; nullopt when nothing fits. Counts the feasible combinations in *feasible.
-std::optional<HeteroSplit> brute_split(const HeteroSplitProblem& p, int* feasible = nullptr) {
+// stage; nullopt when nothing fits. Counts the feasible combinations in *feasible. margin > 0:
+// only the splits whose every stage leaves that share of its memory free.
+std::optional<HeteroSplit> brute_split(const HeteroSplitProblem& p, int* feasible = nullptr, double margin = 0) {
   const int pp = static_cast<int>(p.options.size());
   std::optional<HeteroSplit> best;
   std::vector<int> layers(pp), option(pp);
@@ -71,6 +72,10 @@ std::optional<HeteroSplit> brute_split(const HeteroSplitProblem& p, int* feasibl
           SplitCounters c;
           const auto obj = hetero_split_objective(p, layers, option, &c);
           if (!obj) return;
+          for (int i = 0, first = 0; i < pp && margin > 0; first += layers[i], ++i) {
+            const StageOption& o = p.options[i][option[i]];
+            if (!o.model->cost(i, first, layers[i], p.links[i], o.mesh).within_margin(margin)) return;
+          }
           if (feasible) ++*feasible;
           if (!best || *obj < best->objective_s) best = HeteroSplit{layers, option, *obj};
           return;
@@ -113,6 +118,15 @@ PlanSpec three_stage_plan() {
 
 const std::vector<Recompute> kBoth = {Recompute::kNone, Recompute::kFull};
 
+// The grid's split problems: `layers` layers of the small MoE on two types of `gib` GiB, the two-
+// or three-stage plan (which even / odd) at sequence length 1024 (which < 2) or 4096.
+SplitFixture split_case(int layers, double gib, int which) {
+  json model = small_moe_model();
+  model["num_layers"] = layers;
+  const Scenario s = hetero_scenario(model, two_type_cluster(gib, gib, 2), {}, which < 2 ? 1024 : 4096);
+  return SplitFixture(s, which % 2 == 0 ? two_stage_plan() : three_stage_plan(), kBoth);
+}
+
 }  // namespace
 
 TEST_CASE("hetero split: the DP equals the brute force over splits x options, roomy or binding") {
@@ -120,15 +134,10 @@ TEST_CASE("hetero split: the DP equals the brute force over splits x options, ro
   for (int layers : {4, 5, 7}) {
     for (double gib : {80.0, 7.0, 6.6, 6.4, 6.2, 6.0, 5.6, 5.2}) {
       for (int which = 0; which < 4; ++which) {
-        const int seq = which < 2 ? 1024 : 4096;
         CAPTURE(layers);
-        CAPTURE(seq);
         CAPTURE(gib);
         CAPTURE(which);
-        json model = small_moe_model();
-        model["num_layers"] = layers;
-        const Scenario s = hetero_scenario(model, two_type_cluster(gib, gib, 2), {}, seq);
-        const SplitFixture f(s, which % 2 == 0 ? two_stage_plan() : three_stage_plan(), kBoth);
+        const SplitFixture f = split_case(layers, gib, which);
         SplitCounters k;
         HeteroSplitStatus status;
         const auto dp = best_hetero_split(f.prob, &k, &status);
@@ -172,6 +181,43 @@ TEST_CASE("hetero split: the DP equals the brute force over splits x options, ro
   CHECK(with_split >= 10);
   CHECK(none_fit >= 1);
   CHECK(with_full >= 1);
+}
+
+TEST_CASE("hetero split within a memory margin: the DP equals the brute force over the splits within it") {
+  int compared = 0, binds = 0, none_within = 0;
+  for (int layers : {4, 5, 7}) {
+    for (double gib : {80.0, 7.0, 6.6, 6.4, 6.2, 6.0, 5.6}) {
+      for (int which = 0; which < 4; ++which) {
+        for (double margin : {0.05, 0.2}) {
+          CAPTURE(layers);
+          CAPTURE(gib);
+          CAPTURE(which);
+          CAPTURE(margin);
+          SplitFixture f = split_case(layers, gib, which);
+          const auto any = brute_split(f.prob);
+          const auto brute = brute_split(f.prob, nullptr, margin);
+          f.prob.margin = margin;
+          SplitCounters k;
+          const auto dp = best_hetero_split(f.prob, &k);
+          ++compared;
+          REQUIRE(dp.has_value() == brute.has_value());
+          if (any && !brute) ++none_within;
+          if (!dp) continue;
+          CHECK(dp->objective_s == doctest::Approx(brute->objective_s).epsilon(1e-12));
+          binds += dp->objective_s > any->objective_s * (1 + 1e-12);
+          // Every stage of the split it returns is within the margin.
+          for (int i = 0, first = 0; i < static_cast<int>(dp->layers.size()); first += dp->layers[i], ++i) {
+            const StageOption& o = f.prob.options[i][dp->option[i]];
+            CHECK(o.model->cost(i, first, dp->layers[i], f.prob.links[i], o.mesh).within_margin(margin));
+          }
+        }
+      }
+    }
+  }
+  MESSAGE("hetero split problems with a margin: " << compared << ", the margin makes the best slower: " << binds
+                                                  << ", none within it but one fits: " << none_within);
+  CHECK(binds >= 1);
+  CHECK(none_within >= 1);
 }
 
 TEST_CASE("hetero split: where only full recompute fits, the DP takes it and none alone fails") {

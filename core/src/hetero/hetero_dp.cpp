@@ -37,6 +37,8 @@ constexpr long long kMaxSigmaSteps = 1LL << 22;
 // The work of testing a block in front of a state without pushing it (the front capacity's sum
 // over its stages), in label steps.
 constexpr long long kFrontTestSteps = 8;
+// first_plan's split within the memory margin: at most this many times its best split.
+constexpr double kWithinSpan = 1.5;
 // A beam search keeps at most beam x kBeamNodes states per stage count.
 constexpr int kBeamNodes = 16;
 // The lower bound's steps above the least cap: kBoundSteps of kBoundStep each.
@@ -1052,29 +1054,47 @@ void HeteroDp::State::search(const Calls& calls, double below_s, int beam) {
   }
 }
 
+// Each stage's share of L rounded down (at least one), then the layers left (or over) by the
+// largest remainders. (One layer each plus shares of the rest gave a stage of cap 1 among
+// stages of 5 two layers: on DeepSeek-V3 over 8 GPU types the small stages did not fit, and no
+// assignment near the least cap had a split.)
+std::vector<int> proportional_layers(const std::vector<int>& caps, int L) {
+  const int pp = static_cast<int>(caps.size());
+  long long total = 0;
+  for (int c : caps) total += std::max(c, 1);
+  std::vector<double> share(static_cast<size_t>(pp));
+  std::vector<int> layers(static_cast<size_t>(pp), 1);
+  int placed = 0;
+  for (int i = 0; i < pp; ++i) {
+    share[i] = static_cast<double>(std::max(caps[i], 1)) * L / static_cast<double>(total);
+    layers[i] = std::max(1, static_cast<int>(share[i]));
+    placed += layers[i];
+  }
+  while (placed != L) {
+    const bool add = placed < L;
+    int pick = -1;
+    double most = -1e300;
+    for (int i = 0; i < pp; ++i) {
+      if (!add && layers[i] <= 1) continue;
+      const double gap = add ? share[i] - layers[i] : layers[i] - share[i];
+      if (gap > most) most = gap, pick = i;
+    }
+    layers[pick] += add ? 1 : -1;
+    placed += add ? 1 : -1;
+  }
+  return layers;
+}
+
 namespace {
 
-// The split with layers in proportion to `caps` (each stage at least one; largest remainders
-// first) and each stage's fastest option that fits, or nullopt when a stage does not fit.
+// The split of proportional_layers and each stage's fastest option that fits, or nullopt when
+// a stage does not fit.
 std::optional<HeteroSplit> capacity_split(const HeteroSplitProblem& p, const std::vector<int>& caps,
                                           SplitCounters* counters) {
   const int pp = static_cast<int>(caps.size()), L = p.num_layers;
   if (pp < 1 || pp > L) return std::nullopt;
-  long long total = 0;
-  for (int c : caps) total += std::max(c, 1);
   HeteroSplit r;
-  r.layers.assign(static_cast<size_t>(pp), 1);
-  std::vector<std::pair<double, int>> rest;  // (remainder, stage)
-  int placed = pp;
-  for (int i = 0; i < pp; ++i) {
-    const double share = static_cast<double>(std::max(caps[i], 1)) * (L - pp) / static_cast<double>(total);
-    const int whole = static_cast<int>(share);
-    r.layers[i] += whole;
-    placed += whole;
-    rest.push_back({share - whole, i});
-  }
-  std::stable_sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t x = 0; placed < L; ++x, ++placed) ++r.layers[rest[x % rest.size()].second];
+  r.layers = proportional_layers(caps, L);
   r.option.assign(static_cast<size_t>(pp), 0);
   for (int i = 0, first = 0; i < pp; first += r.layers[i], ++i) {
     double least = std::numeric_limits<double>::infinity();
@@ -1118,7 +1138,7 @@ bool HeteroDp::State::first_plan(const Calls& calls) {
   for (double cap_factor : {1.0, 1.1, 1.25, 1.5, 2.0, 3.0}) {
     compute_capacity(feasible_cap * cap_factor);
     for (double room : {1.0, 1.1, 1.25}) {
-      const int want = static_cast<int>(std::ceil(L * room));
+      const int want = static_cast<int>(std::ceil((num_moe > 0 ? num_moe : L) * room));
       for (int tp : tps) {
         for (bool fastest : {false, true}) {
           std::optional<Candidate> c = first_assignment(want, tp, fastest);
@@ -1148,6 +1168,31 @@ bool HeteroDp::State::first_plan(const Calls& calls) {
   plan.objective_s = split->objective_s;
   plan.rate = rate_of(c->taken);
   if (plan.objective_s < calls.within_threshold_s(plan.rate)) calls.offer(plan);
+  // The sink ranks the plans within the memory margin first: when this split leaves less free,
+  // the assignment's best split within the margin too (an incumbent for the labels within it;
+  // 8 GPU types from 3 vendors: the budget ended the search with no plan within the margin
+  // near the best plan). Only up to kWithinSpan x the split found (an exact split without an
+  // incumbent may take the whole budget on deep models).
+  if (margin > 0 && !calls.stopped()) {
+    bool within = true;
+    for (size_t i = 0, first = 0; i < plan.layers.size() && within; first += static_cast<size_t>(plan.layers[i]), ++i) {
+      const StageOption& o = c->prob.options[i][static_cast<size_t>(plan.option[i])];
+      const StageCost cost = o.model->cost(static_cast<int>(i), static_cast<int>(first), plan.layers[i], c->prob.links[i], o.mesh);
+      ++counters->stage_costs;
+      within = cost.within_margin(margin);
+    }
+    if (!within) {
+      HeteroSplitProblem prob = c->prob;
+      prob.margin = margin;
+      prob.incumbent_s = std::min(calls.within_threshold_s(plan.rate), kWithinSpan * plan.objective_s);
+      if (std::optional<HeteroSplit> w = best_hetero_split(prob, counters)) {
+        plan.layers = w->layers;
+        plan.option = w->option;
+        plan.objective_s = w->objective_s;
+        calls.offer(plan);
+      }
+    }
+  }
   return !calls.stopped();
 }
 
@@ -1160,6 +1205,11 @@ std::optional<HeteroDp::State::Candidate> HeteroDp::State::first_assignment(int 
   std::vector<int> path, at_r;  // blocks back to front; per block, the stages behind it
   std::vector<int> left(classes.size());
   for (size_t c = 0; c < classes.size(); ++c) left[c] = static_cast<int>(classes[c].groups.size());
+  // With dense and MoE layers, what the stages hold is counted in MoE layers: the all-layers
+  // capacity counts the few dense layers in every stage (DeepSeek-V3: 3 of 61 layers, and an
+  // H100 stage of tp 1 and ep 1 held 3 of them under the cap but 1 MoE layer).
+  const std::vector<std::vector<int>>& held_at = num_moe > 0 ? stage_cap_moe : stage_cap;
+  const std::vector<std::vector<int>>& any_at = num_moe > 0 ? best_any_moe : best_any;
   int r = 0, held = 0;
   while (held < want) {
     int pick = -1, pick_held = 0;
@@ -1183,14 +1233,14 @@ std::optional<HeteroDp::State::Candidate> HeteroDp::State::first_assignment(int 
           ok = true;
           for (int b : path) ok = ok && classes[blocks[b].cls].type != classes[c2].type;
         }
-        if (ok) rest += count * best_any[c2][0];
+        if (ok) rest += count * any_at[c2][0];
       }
       for (int b : blocks_of[cl]) {
         const Block& blk = blocks[b];
         if (r + blk.shape.pp > L) continue;
         if (path.empty() && tp > 0 && blk.shape.tp != tp) continue;
         int n = 0;
-        for (int k = 1; k <= blk.shape.pp; ++k) n += stage_cap[b][r + k];
+        for (int k = 1; k <= blk.shape.pp; ++k) n += held_at[b][r + k];
         if (n == 0) continue;
         const bool completes = held + n >= want;
         if (completes) {  // this block would be the first mesh
@@ -1246,7 +1296,7 @@ std::optional<HeteroDp::State::Candidate> HeteroDp::State::first_assignment(int 
   for (size_t x = 0; x < path.size(); ++x) {
     const Block& blk = blocks[path[x]];
     for (int k = 0; k < blk.shape.pp; ++k) {
-      stage_caps.push_back(stage_cap[path[x]][at_r[x] + blk.shape.pp - k]);
+      stage_caps.push_back(held_at[path[x]][at_r[x] + blk.shape.pp - k]);
       std::vector<StageOption> opts;
       for (size_t o = 0; o < blk.models.size(); ++o) {
         Mesh mesh = blk.meshes[o];

@@ -95,6 +95,11 @@ struct HeteroShared {
   StableMap<MeshKey, CheckedMesh, MeshKeyHash> meshes;
 };
 
+// L layers over stages in proportion to their capacities `caps` (first_plan's split of a
+// capacity assignment; pp = caps.size() <= L): each stage at least one, the largest remainders
+// rounded up, and, when the caps hold every layer, none above its cap.
+std::vector<int> proportional_layers(const std::vector<int>& caps, int L);
+
 // A plan the DP found: groups front to back (one mesh each), per stage layers and option.
 struct HeteroDpPlan {
   std::vector<int> order;

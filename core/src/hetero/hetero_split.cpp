@@ -100,6 +100,7 @@ std::optional<HeteroSplit> best_hetero_split(const HeteroSplitProblem& p, SplitC
             note_stage_shortfall(k, c);
             break;
           }
+          if (p.margin > 0 && !c.within_margin(p.margin)) break;
           // grows: sum c with the later layers at their cheapest, max c and the label's tail. A
           // stage gains at least a layer's cheapest time per added layer, so it never decreases
           // with n: once it reaches the incumbent for every label, no larger n can win.

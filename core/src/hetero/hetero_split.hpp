@@ -25,6 +25,9 @@ struct HeteroSplitProblem {
   int num_layers = 0;
   long long num_microbatches = 1;
   double incumbent_s = 1e300;             // prune anything that cannot beat this
+  // Each stage must leave this share of its memory free (search.memory_margin_fraction: the
+  // best split within the margin; 0: it must fit).
+  double margin = 0;
   long long max_stage_costs = 1LL << 62;  // stop (nullopt, budget_reached) once counters reach it
   // The same once search_clock_s() passes this (the search's backstop, SearchBudget::deadline_s).
   double deadline_s = std::numeric_limits<double>::infinity();

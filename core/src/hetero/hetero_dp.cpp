@@ -54,10 +54,12 @@ namespace {
 // `in_flight` micro-batches (bytes grow with n). at_most: the answer with fewer micro-batches in
 // flight (it only shrinks as they grow: a scan down from it, the rows' common case, instead of
 // a binary search; -1 = unknown).
-int layers_in_memory(const GroupBoundTerms& t, double in_flight, bool moe, int at_most = -1) {
+// extra: what the stage holds besides its layers and every stage's bytes (the last stage's
+// output layer).
+int layers_in_memory(const GroupBoundTerms& t, double in_flight, bool moe, int at_most = -1, double extra = 0) {
   const std::vector<double>& bytes = moe ? t.lightest_moe_bytes : t.lightest_bytes;
   const std::vector<double>& act = moe ? t.lightest_moe_act_bytes : t.lightest_act_bytes;
-  auto fits = [&](int n) { return bytes[n] + in_flight * act[n] + t.every_stage_bytes <= t.room_bytes * (1 + 1e-12); };
+  auto fits = [&](int n) { return bytes[n] + in_flight * act[n] + t.every_stage_bytes + extra <= t.room_bytes * (1 + 1e-12); };
   if (at_most >= 0) {
     int n = at_most;
     while (n > 0 && !fits(n)) --n;
@@ -363,11 +365,17 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
           HeteroShared::CapRows c;
           c.all.assign(static_cast<size_t>(L) + 2, 0);  // d = 0: unused
           c.moe.assign(static_cast<size_t>(L) + 2, 0);
+          // The last stage (d = 1) also holds the output layer (and the MTP layers) and, in a
+          // pipeline, the embedding's copy (a single stage holds the embedding instead: the
+          // lesser of the two). Past it, fewer layers fit as the micro-batches in flight grow.
+          const double last_extra = terms.last_extra_bytes + terms.last_extra_act_bytes +
+                                    std::min(terms.embedding_copy_bytes, terms.first_extra_bytes);
           for (bool moe : {false, true}) {
             std::vector<int>& row = moe ? c.moe : c.all;
             for (int d = 1; d <= L + 1; ++d) {
               const double in_flight = static_cast<double>(std::min<long long>(d, m));
-              row[static_cast<size_t>(d)] = layers_in_memory(terms, in_flight, moe, d > 1 ? row[static_cast<size_t>(d) - 1] : -1);
+              row[static_cast<size_t>(d)] =
+                  layers_in_memory(terms, in_flight, moe, d > 2 ? row[static_cast<size_t>(d) - 1] : -1, d == 1 ? last_extra : 0);
             }
           }
           return c;
@@ -426,19 +434,29 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     if (blk.models.empty()) std::fill(stage_cap[b].begin(), stage_cap[b].end(), 0);
     if (num_moe > 0) stage_cap_moe[b].assign(static_cast<size_t>(L) + 2, 0);  // (else never read)
     for (size_t o = 0; o < blk.models.size(); ++o) {
-      const int in_time = layers_in_time(blk.times[o]->cheapest_sum_s, c);
+      // The last stage's (d = 1) time holds the output layer's too.
+      const double last_extra = blk.models[o]->last_extra_s();
+      auto in_time_of = [&](const std::vector<double>& sum, double within) {
+        return within < 0 ? 0 : layers_in_time(sum, within);
+      };
+      const int in_time = in_time_of(blk.times[o]->cheapest_sum_s, c);
+      const int in_time_last = in_time_of(blk.times[o]->cheapest_sum_s, c - last_extra);
       const int* mem = blk.caps[o]->all.data();
       int* const cap_b = stage_cap[b].data();
       if (o == 0) {
         for (int d = 1; d <= L + 1; ++d) cap_b[d] = std::min(in_time, mem[d]);
+        cap_b[1] = std::min(in_time_last, mem[1]);
       } else {
-        for (int d = 1; d <= L + 1; ++d) cap_b[d] = std::max(cap_b[d], std::min(in_time, mem[d]));
+        for (int d = 2; d <= L + 1; ++d) cap_b[d] = std::max(cap_b[d], std::min(in_time, mem[d]));
+        cap_b[1] = std::max(cap_b[1], std::min(in_time_last, mem[1]));
       }
       if (num_moe > 0) {
-        const int in_time_moe = layers_in_time(blk.times[o]->cheapest_moe_sum_s, c);
+        const int in_time_moe = in_time_of(blk.times[o]->cheapest_moe_sum_s, c);
+        const int in_time_moe_last = in_time_of(blk.times[o]->cheapest_moe_sum_s, c - last_extra);
         const int* mem_moe = blk.caps[o]->moe.data();
         int* const cap_moe_b = stage_cap_moe[b].data();
-        for (int d = 1; d <= L + 1; ++d) cap_moe_b[d] = std::max(cap_moe_b[d], std::min(in_time_moe, mem_moe[d]));
+        for (int d = 2; d <= L + 1; ++d) cap_moe_b[d] = std::max(cap_moe_b[d], std::min(in_time_moe, mem_moe[d]));
+        cap_moe_b[1] = std::max(cap_moe_b[1], std::min(in_time_moe_last, mem_moe[1]));
       }
     }
   }
@@ -518,8 +536,14 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     env[cl].assign(static_cast<size_t>(V), kNone);
     env[cl][0] = 0;
     for (int b : blocks_of[cl]) {
-      int most = 0;
-      for (int d = 1; d <= blocks[b].shape.pp && d <= L; ++d) most += stage_cap[b][d];
+      // The most it holds anywhere: at the end, or one stage further (the last stage holds the
+      // output layer too; further on, no more than there).
+      int most = 0, most_after = 0;
+      for (int d = 1; d <= blocks[b].shape.pp && d <= L; ++d) {
+        most += stage_cap[b][d];
+        most_after += stage_cap[b][d + 1];
+      }
+      most = std::max(most, most_after);
       for (int n = 1; n <= std::min(most, L); ++n) env[cl][n] = std::min(env[cl][n], (*blocks[b].least_sum)[n]);
     }
   }
@@ -589,7 +613,8 @@ void HeteroDp::State::find_cap_dominated() {
     const std::vector<int>& ma = a.caps[oa]->all;
     const std::vector<int>& mb = b.caps[ob]->all;
     // Most pairs fail at an end (all layers' time, the memory nearest the end): checked first.
-    if (ta.size() != tb.size() || ma.size() != mb.size() || ta.back() > tb.back() || ma[1] < mb[1] || ma.back() < mb.back()) {
+    if (ta.size() != tb.size() || ma.size() != mb.size() || ta.back() > tb.back() || ma[1] < mb[1] || ma.back() < mb.back() ||
+        a.models[oa]->last_extra_s() > b.models[ob]->last_extra_s()) {
       return false;
     }
     if (!no_more(ta, tb) || !no_fewer(ma, mb)) return false;
@@ -629,7 +654,7 @@ double HeteroDp::State::lower_bound(double hint) {
   };
   double hi = 0;
   for (const Block& b : blocks) {
-    for (const GroupLayerTimes* t : b.times) hi = std::max(hi, t->cheapest_sum_s[L]);
+    for (size_t o = 0; o < b.times.size(); ++o) hi = std::max(hi, b.times[o]->cheapest_sum_s[L] + b.models[o]->last_extra_s());
   }
   if (!holds(hi * 1.0001)) return 1e300;
   feasible_cap = hi * 1.0001;

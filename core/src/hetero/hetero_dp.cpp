@@ -434,13 +434,18 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     if (blk.models.empty()) std::fill(stage_cap[b].begin(), stage_cap[b].end(), 0);
     if (num_moe > 0) stage_cap_moe[b].assign(static_cast<size_t>(L) + 2, 0);  // (else never read)
     for (size_t o = 0; o < blk.models.size(); ++o) {
-      // The last stage's (d = 1) time holds the output layer's too.
-      const double last_extra = blk.models[o]->last_extra_s();
-      auto in_time_of = [&](const std::vector<double>& sum, double within) {
-        return within < 0 ? 0 : layers_in_time(sum, within);
+      // The last stage's (d = 1) time holds the output layer's too: the layers that fit in the
+      // rest of the cap, a scan down from those that fit in the cap (a few steps, not a second
+      // binary search: this loop is most of the table's time).
+      const double last_within = c - blk.models[o]->last_extra_s();
+      auto in_time_last_of = [&](const std::vector<double>& sum, int in_time) {
+        if (last_within < 0) return 0;
+        int n = in_time;
+        while (n > 0 && sum[static_cast<size_t>(n)] > last_within * (1 + 1e-12)) --n;
+        return n;
       };
-      const int in_time = in_time_of(blk.times[o]->cheapest_sum_s, c);
-      const int in_time_last = in_time_of(blk.times[o]->cheapest_sum_s, c - last_extra);
+      const int in_time = layers_in_time(blk.times[o]->cheapest_sum_s, c);
+      const int in_time_last = in_time_last_of(blk.times[o]->cheapest_sum_s, in_time);
       const int* mem = blk.caps[o]->all.data();
       int* const cap_b = stage_cap[b].data();
       if (o == 0) {
@@ -451,8 +456,8 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
         cap_b[1] = std::max(cap_b[1], std::min(in_time_last, mem[1]));
       }
       if (num_moe > 0) {
-        const int in_time_moe = in_time_of(blk.times[o]->cheapest_moe_sum_s, c);
-        const int in_time_moe_last = in_time_of(blk.times[o]->cheapest_moe_sum_s, c - last_extra);
+        const int in_time_moe = layers_in_time(blk.times[o]->cheapest_moe_sum_s, c);
+        const int in_time_moe_last = in_time_last_of(blk.times[o]->cheapest_moe_sum_s, in_time_moe);
         const int* mem_moe = blk.caps[o]->moe.data();
         int* const cap_moe_b = stage_cap_moe[b].data();
         for (int d = 2; d <= L + 1; ++d) cap_moe_b[d] = std::max(cap_moe_b[d], std::min(in_time_moe, mem_moe[d]));
@@ -1088,7 +1093,7 @@ std::vector<int> proportional_layers(const std::vector<int>& caps, int L) {
   long long total = 0;
   for (int c : caps) total += std::max(c, 1);
   std::vector<double> share(static_cast<size_t>(pp));
-  std::vector<int> layers(static_cast<size_t>(pp), 1);
+  std::vector<int> layers(static_cast<size_t>(pp));
   int placed = 0;
   for (int i = 0; i < pp; ++i) {
     share[i] = static_cast<double>(std::max(caps[i], 1)) * L / static_cast<double>(total);
@@ -1206,11 +1211,10 @@ bool HeteroDp::State::first_plan(const Calls& calls) {
       ++counters->stage_costs;
       within = cost.within_margin(margin);
     }
-    if (!within) {
-      HeteroSplitProblem prob = c->prob;
-      prob.margin = margin;
-      prob.incumbent_s = std::min(calls.within_threshold_s(plan.rate), kWithinSpan * plan.objective_s);
-      if (std::optional<HeteroSplit> w = best_hetero_split(prob, counters)) {
+    if (!within) {  // (the assignment's problem is not read again: it takes the margin)
+      c->prob.margin = margin;
+      c->prob.incumbent_s = std::min(calls.within_threshold_s(plan.rate), kWithinSpan * plan.objective_s);
+      if (std::optional<HeteroSplit> w = best_hetero_split(c->prob, counters)) {
         plan.layers = w->layers;
         plan.option = w->option;
         plan.objective_s = w->objective_s;

@@ -498,7 +498,7 @@ TEST_CASE("first plans split layers in proportion to capacity: at least one each
 TEST_CASE("DeepSeek-V3 on 512 GPUs of 8 types from 3 vendors, hetero: a plan within the memory margin near the best") {
   // Budget-limited (not exact): its first plans are the incumbents. Counting capacity in MoE
   // layers, the proportional split and the first plans within the margin took the plan ranked
-  // first from 52.5 s to 39.6 s.
+  // first from 52.5 s to 39.6 s; a bound whose last stage holds a layer, to 37.8 s.
   json groups = json::array();
   for (const char* gpu : {"h100-sxm", "h800-sxm", "h20", "h200-sxm", "a100-sxm-80gb", "b200", "mi300x", "ascend-910b"}) {
     groups.push_back({{"gpu", gpu}, {"nodes", 8}, {"gpus_per_node", 8}});
@@ -515,4 +515,32 @@ TEST_CASE("DeepSeek-V3 on 512 GPUs of 8 types from 3 vendors, hetero: a plan wit
   const PlanEvaluation& first = r.value().plans.front();
   CHECK(within_margin(first, s.search.memory_margin_fraction));
   CHECK(first.metrics.iteration_time_s < 45.0);
+}
+
+TEST_CASE("a run's bound places last only a block that holds the output layer and a layer under the cap") {
+  // An output layer 64x the usual vocabulary outweighs the model's 4 layers: every plan's last
+  // stage holds it and at least one layer. The bound counted a block placed last with no layer
+  // (its output layer alone above the cap) and took 0.08x the best plan; with the rule, 0.62x.
+  json model = small_moe_model();
+  model["num_layers"] = 4;
+  model["vocab_size"] = 32000 * 64;
+  for (int gpn : {1, 2}) {
+    CAPTURE(gpn);
+    const Scenario s = hetero_scenario(model, two_type_cluster(80, 64, gpn),
+                                       {{"recompute", {"none"}}, {"baselines", false}, {"top_k", 1}, {"micro_batch_size", {1}}});
+    StageModelCache cache(s);
+    std::vector<std::vector<HeteroShape>> shapes;
+    for (int g = 0; g < 2; ++g) shapes.push_back(hetero_group_shapes(s, g));
+    HeteroShared shared;
+    SplitCounters counters;
+    double least = 1e300;
+    for (int tokens : {1, 2}) {  // B = mesh 0's dp x micro-batch 1
+      HeteroDp dp(s, cache, HeteroRun{tokens, {Recompute::kNone}, 0}, shapes, 1, &counters, &shared);
+      least = std::min(least, dp.lower_bound_s());
+    }
+    const double best = hetero_brute_force(s);
+    REQUIRE(best < 1e300);
+    CHECK(least <= best * (1 + 1e-9));
+    CHECK(least >= 0.5 * best);
+  }
 }

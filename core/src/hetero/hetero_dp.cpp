@@ -34,6 +34,8 @@ constexpr long long kMaxCapacitySteps = 1LL << 22;
 // The least-time table's size limit (sets x layers^2 steps): past it (very deep models) the
 // layers' least times bound the time of the layers left.
 constexpr long long kMaxSigmaSteps = 1LL << 22;
+// The capacity table's entry for a depth no block of a class can be placed at.
+constexpr int kNoBlock = -(1 << 28);
 // The work of testing a block in front of a state without pushing it (the front capacity's sum
 // over its stages), in label steps.
 constexpr long long kFrontTestSteps = 8;
@@ -102,6 +104,7 @@ struct HeteroDp::State {
   long long m = 1;
   bool tied = false;
   int num_moe = 0;
+  bool last_is_moe = false;  // the model's last layer
   std::vector<int> first_mbs;  // mesh 0's allowed micro-batch sizes
 
   // Classes of identical node groups (interchangeable: same GPUs, links and price).
@@ -231,10 +234,19 @@ struct HeteroDp::State {
   std::vector<char> cap_dominated;
   void find_cap_dominated();
   std::vector<std::vector<std::vector<int>>> best, best_moe;  // compute_capacity's
-  std::vector<int> cap_sum, cap_sum_moe, set_counts;                     // compute_capacity scratch
+  std::vector<int> cap_sum, cap_sum_moe, cap_empty, set_counts;          // compute_capacity scratch
   std::vector<std::vector<double>> env;                                  // compute_capacity scratch
   std::vector<size_t> block_at;  // per block: its pipeline depth's index in pps[its class]
   std::vector<std::vector<int>> best_any, best_any_moe;                  // [class][r], non-increasing in r
+  // Whether a stage of block b at distance d holds no layer under the cap (compute_capacity's),
+  // so that b cannot be placed there: every stage holds a layer, the last one (d = 1) the
+  // model's last layer besides the output layer. (Counted as a stage of no layers, a block whose
+  // output layer alone exceeded the cap was placed last: on DeepSeek-V3 over 8 GPU types the
+  // least cap was half the best plan's largest stage.)
+  bool holds_none(int b, int d) const {
+    if (stage_cap[static_cast<size_t>(b)][static_cast<size_t>(d)] == 0) return true;
+    return d == 1 && num_moe > 0 && last_is_moe && stage_cap_moe[static_cast<size_t>(b)][1] == 0;
+  }
   // The most layers the classes of `remaining` (a set index) hold in front of r stages.
   std::pair<int, int> front_of(long long remaining, int r) const {
     const int W = L + 2;
@@ -406,6 +418,7 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
     moe_prefix[l + 1] = moe_prefix[l] + (blocks.front().models.front()->layer(l).expert_params > 0 ? 1 : 0);
   }
   num_moe = moe_prefix[L];
+  last_is_moe = moe_prefix[L] > moe_prefix[L - 1];
   if (num_moe == L) num_moe = 0;  // all layers MoE: the all-layers bound is the MoE one
   find_cap_dominated();
 }
@@ -488,32 +501,45 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     best_any.assign(classes.size(), std::vector<int>(W));
     best_any_moe.assign(classes.size(), std::vector<int>(W));
   }
+  // A depth no block of the class can be placed at (a stage of it holds no layer) holds kNoBlock:
+  // the front table's sums through it stay negative, below every placement.
   for (size_t cl = 0; cl < classes.size(); ++cl) {
     for (size_t at = 0; at < pps[cl].size(); ++at) {
-      std::fill(best[cl][at].begin(), best[cl][at].end(), 0);
-      if (num_moe > 0) std::fill(best_moe[cl][at].begin(), best_moe[cl][at].end(), 0);
+      std::fill(best[cl][at].begin(), best[cl][at].end(), kNoBlock);
+      if (num_moe > 0) std::fill(best_moe[cl][at].begin(), best_moe[cl][at].end(), kNoBlock);
     }
   }
   std::vector<int>& sum = cap_sum;  // prefix sums of a block's stage capacities by distance
   std::vector<int>& sum_moe = cap_sum_moe;
+  std::vector<int>& empty = cap_empty;  // prefix counts of its stages that hold no layer
   sum.resize(static_cast<size_t>(W));
   sum_moe.resize(static_cast<size_t>(W));
+  empty.resize(static_cast<size_t>(W));
   for (size_t cl = 0; cl < classes.size(); ++cl) {
     for (int b : blocks_of[cl]) {
       if (cap_dominated[static_cast<size_t>(b)]) continue;  // best[] never takes it
       const int pp = blocks[b].shape.pp;
       const size_t at = block_at[static_cast<size_t>(b)];
       sum[0] = 0;
-      for (int d = 1; d <= L + 1; ++d) sum[d] = sum[d - 1] + stage_cap[b][d];
+      empty[0] = 0;
+      for (int d = 1; d <= L + 1; ++d) {
+        sum[d] = sum[d - 1] + stage_cap[b][d];
+        empty[d] = empty[d - 1] + (holds_none(b, d) ? 1 : 0);
+      }
       int* const most = best[cl][at].data();
       const int* const sm = sum.data();
-      for (int r = 0; r + pp <= L; ++r) most[r] = std::max(most[r], sm[r + pp] - sm[r]);  // stages r+1..r+pp
+      const int* const em = empty.data();
+      for (int r = 0; r + pp <= L; ++r) {  // stages r+1..r+pp
+        if (em[r + pp] == em[r]) most[r] = std::max(most[r], sm[r + pp] - sm[r]);
+      }
       if (num_moe == 0) continue;  // the MoE bound is the all-layers one (build())
       sum_moe[0] = 0;
       for (int d = 1; d <= L + 1; ++d) sum_moe[d] = sum_moe[d - 1] + stage_cap_moe[b][d];
       int* const most_moe = best_moe[cl][at].data();
       const int* const sm_moe = sum_moe.data();
-      for (int r = 0; r + pp <= L; ++r) most_moe[r] = std::max(most_moe[r], sm_moe[r + pp] - sm_moe[r]);
+      for (int r = 0; r + pp <= L; ++r) {
+        if (em[r + pp] == em[r]) most_moe[r] = std::max(most_moe[r], sm_moe[r + pp] - sm_moe[r]);
+      }
     }
   }
   // Per class and r: the most any of its blocks holds in front of r stages (for many classes,

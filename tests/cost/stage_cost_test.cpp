@@ -75,6 +75,12 @@ TEST_CASE("a slower link between stages costs more pipeline time") {
   fast.next = Link{400, 0.8, 10e-6};
   slow.next = Link{12.5, 0.8, 25e-6};
   CHECK(model->cost(1, 2, 2, slow, m).pp_s > model->cost(1, 2, 2, fast, m).pp_s);
+  // One link's share (what the hetero bound takes as a stage's least link time): each link of a
+  // stage adds its own.
+  StageLinks both = fast;
+  both.prev = slow.next;
+  CHECK(model->cost(1, 2, 2, both, m).pp_s == doctest::Approx(model->link_s(*fast.next) + model->link_s(*slow.next)));
+  CHECK(model->cost(1, 2, 2, slow, m).pp_s == doctest::Approx(model->link_s(*slow.next)));
 }
 
 TEST_CASE("layer parameter totals without a model equal the model's") {

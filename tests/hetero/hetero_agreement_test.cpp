@@ -1,6 +1,7 @@
 // hetero_search against the independent brute force (hetero_fixtures.hpp) on generated small
 // instances: 2-3 groups (identical twins, two and three vendors), 1-2 nodes of 1-2 GPUs, memory
 // from roomy to binding, 3-5 layers (all MoE, or one dense), tp/ep lists, recompute none/full,
+// output layers light or heavy, scale-out inside the groups fast or slow,
 // optimizer offload fractions, micro-batch sizes. Deterministic: a fixed seed and a generator of our own (the
 // standard distributions differ between libraries).
 #include <doctest/doctest.h>
@@ -88,6 +89,10 @@ Instance generate(Rng& rng) {
   }
   // An output layer that outweighs the layers (the last stage holds it besides a layer).
   if (rng.below(4) == 0) in.model["vocab_size"] = 32000 * 64;
+  // A slow scale-out inside the groups: a pipeline link between nodes takes most of a stage's time.
+  if (rng.below(4) == 0) {
+    for (json& g : in.cluster["groups"]) g["inter_node_gbps"] = 0.1;
+  }
   return in;
 }
 

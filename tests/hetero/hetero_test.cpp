@@ -495,6 +495,64 @@ TEST_CASE("first plans split layers in proportion to capacity: at least one each
   CHECK(capped >= 100);
 }
 
+TEST_CASE("a run's bound counts every stage's link inside its block") {
+  // Two groups of 2 one-GPU nodes, a slow scale-out inside each (0.1 Gbps) and a global batch
+  // of 15: B = 1, so every mesh is dp 1 pp 2 and every stage sends its activations over a link
+  // inside its group, which takes most of its time. Without the link, the bound took 0.09x the
+  // best plan; with it, 0.82x.
+  json model = small_moe_model();
+  model["num_layers"] = 4;
+  json cluster = two_type_cluster(80, 64, 1);
+  for (json& g : cluster["groups"]) {
+    g["nodes"] = 2;
+    g["inter_node_gbps"] = 0.1;
+  }
+  const Scenario s = hapmoe::testing::scenario_from(
+      {{"format", "hapmoe.scenario/1"},
+       {"model", model},
+       {"cluster", cluster},
+       {"training", {{"global_batch_size", 15}, {"seq_length", 1024}}},
+       {"search", {{"mode", "hetero"}, {"recompute", {"none"}}, {"baselines", false}, {"top_k", 1}, {"micro_batch_size", {1}}}}});
+  StageModelCache cache(s);
+  std::vector<std::vector<HeteroShape>> shapes;
+  for (int g = 0; g < 2; ++g) shapes.push_back(hetero_group_shapes(s, g));
+  HeteroShared shared;
+  SplitCounters counters;
+  HeteroDp dp(s, cache, HeteroRun{1, {Recompute::kNone}, 0}, shapes, 1, &counters, &shared);
+  const double bound = dp.lower_bound_s();
+  const double best = hetero_brute_force(s);
+  REQUIRE(best < 1e300);
+  CHECK(bound <= best * (1 + 1e-9));
+  CHECK(bound >= 0.5 * best);
+}
+
+TEST_CASE("a run's bound counts a one-stage mesh's link to the group behind it") {
+  // Two one-GPU groups with 7.5 GiB each (the 4 layers do not fit on one) and 0.1 Gbps between
+  // them: the stage in front sends its activations over that link, most of its time. Without the
+  // link, the bound took 0.16x the best plan; with it, 0.81x.
+  json model = small_moe_model();
+  model["num_layers"] = 4;
+  json cluster = two_type_cluster(7.5, 7.5, 1);
+  cluster["inter_group_gbps"] = 0.1;
+  const Scenario s = hapmoe::testing::scenario_from(
+      {{"format", "hapmoe.scenario/1"},
+       {"model", model},
+       {"cluster", cluster},
+       {"training", {{"global_batch_size", 16}, {"seq_length", 1024}}},
+       {"search", {{"mode", "hetero"}, {"recompute", {"none"}}, {"baselines", false}, {"top_k", 1}, {"micro_batch_size", {1}}}}});
+  StageModelCache cache(s);
+  std::vector<std::vector<HeteroShape>> shapes;
+  for (int g = 0; g < 2; ++g) shapes.push_back(hetero_group_shapes(s, g));
+  HeteroShared shared;
+  SplitCounters counters;
+  HeteroDp dp(s, cache, HeteroRun{1, {Recompute::kNone}, 0}, shapes, 1, &counters, &shared);
+  const double bound = dp.lower_bound_s();
+  const double best = hetero_brute_force(s);
+  REQUIRE(best < 1e300);
+  CHECK(bound <= best * (1 + 1e-9));
+  CHECK(bound >= 0.5 * best);
+}
+
 TEST_CASE("DeepSeek-V3 on 512 GPUs of 8 types from 3 vendors, hetero: a plan within the memory margin near the best") {
   // Budget-limited (not exact): its first plans are the incumbents. Counting capacity in MoE
   // layers, the proportional split and the first plans within the margin took the plan ranked

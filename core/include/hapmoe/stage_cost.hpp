@@ -82,6 +82,9 @@ class StageCostModel {
   // loss, MTP) add on top of their layers.
   double first_extra_s() const { return first_extras_.fwd_s + first_extras_.bwd_s + first_extras_.tp_s + first_extras_.ep_s; }
   double last_extra_s() const { return last_extras_.fwd_s + last_extras_.bwd_s + last_extras_.tp_s + last_extras_.ep_s; }
+  // A stage's pipeline time per micro-batch over one link (no virtual pipeline): what one link
+  // adds to StageCost::pp_s.
+  double link_s(const Link& link) const;
   int group() const { return group_; }
   // Memory terms of a stage besides its layers (for lower bounds): parameters and activation
   // bytes the first stage (input embedding, activations per micro-batch in flight) and the last

@@ -504,6 +504,8 @@ void StageCostModel::build_sums() const {
   }
 }
 
+double StageCostModel::link_s(const Link& link) const { return kCommFwdPlusBwd * p2p_time_s(p2p_bytes_, link); }
+
 StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const StageLinks& links,
                                const Mesh& mesh_) const {
   const int a = first_layer, b = first_layer + num_layers;
@@ -531,8 +533,8 @@ StageCost StageCostModel::cost(int stage, int first_layer, int num_layers, const
   const double cp_s = sb.cp - sa.cp;
   const double ep_s = sb.ep - sa.ep + ex.ep_s;
   double p2p = 0;
-  if (links.prev) p2p += kCommFwdPlusBwd * p2p_time_s(p2p_bytes_, *links.prev);
-  if (links.next) p2p += kCommFwdPlusBwd * p2p_time_s(p2p_bytes_, *links.next);
+  if (links.prev) p2p += link_s(*links.prev);
+  if (links.next) p2p += link_s(*links.next);
   const double pp_s = mesh_.vpp > 1 ? p2p * mesh_.vpp * kInterleavedP2pExposedFraction : p2p;
 
   // Data-parallel gradient reduce-scatter / parameter all-gather, overlapped with the last

@@ -77,6 +77,7 @@ int layers_in_memory(const GroupBoundTerms& t, double in_flight, bool moe, int a
 }
 // The most of the cheapest layers whose times fit in c.
 int layers_in_time(const std::vector<double>& sum, double c) {
+  if (c < 0) return 0;
   return static_cast<int>(std::upper_bound(sum.begin(), sum.end(), c * (1 + 1e-12)) - sum.begin()) - 1;
 }
 }  // namespace
@@ -128,6 +129,12 @@ struct HeteroDp::State {
     // Per option: the most of the lightest layers (all; MoE) one of its stages holds in memory at
     // each distance from the end (the search's shared rows: they do not depend on the cap).
     std::vector<const HeteroShared::CapRows*> caps;
+    // Per option: the least pipeline link time of one of its stages, away from the end of the
+    // pipeline (link_s) and as the last stage (last_link_s). With pp >= 2 each stage has a
+    // neighbour inside the block (its least inner link); a single stage has one in another group
+    // behind it (the least link to another group; none there: infinite), and as the last stage
+    // none when it is the whole pipeline (0).
+    std::vector<double> link_s, last_link_s;
     long long stage_gpus() const { return static_cast<long long>(shape.tp) * shape.dp; }
   };
   std::vector<Block> blocks;
@@ -393,6 +400,15 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
           return c;
         });
         b.caps.push_back(&rows);
+        double link = std::numeric_limits<double>::infinity();
+        for (int k = 0; k + 1 < h.pp; ++k) link = std::min(link, model->link_s(inner_link(b, k)));
+        if (h.pp == 1) {  // (a boundary's reshard pieces only add latency)
+          for (int other = 0; other < static_cast<int>(groups.size()); ++other) {
+            if (other != g) link = std::min(link, model->link_s(inter_group_link(s.cluster, g, other)));
+          }
+        }
+        b.link_s.push_back(link);
+        b.last_link_s.push_back(h.pp > 1 ? link : 0.0);
         for (int l = 0; l < L; ++l) least[l] = std::min(least[l], t.layer_s[l]);
         least_first_extra = std::min(least_first_extra, model->first_extra_s());
       }
@@ -447,17 +463,21 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     if (blk.models.empty()) std::fill(stage_cap[b].begin(), stage_cap[b].end(), 0);
     if (num_moe > 0) stage_cap_moe[b].assign(static_cast<size_t>(L) + 2, 0);  // (else never read)
     for (size_t o = 0; o < blk.models.size(); ++o) {
-      // The last stage's (d = 1) time holds the output layer's too: the layers that fit in the
-      // rest of the cap, a scan down from those that fit in the cap (a few steps, not a second
-      // binary search: this loop is most of the table's time).
-      const double last_within = c - blk.models[o]->last_extra_s();
+      // Each stage's time holds its least link's, the last stage's (d = 1) the output layer's too:
+      // the layers that fit in the rest of the cap, a scan down from those that fit away from the
+      // end (a few steps, not a second binary search: this loop is most of the table's time).
+      // Away from the end (none there when a single stage's group is the only one: no layer).
+      const double within = blk.link_s[o] < std::numeric_limits<double>::infinity() ? c - blk.link_s[o] : -1.0;
+      const double last_within = c - blk.last_link_s[o] - blk.models[o]->last_extra_s();
       auto in_time_last_of = [&](const std::vector<double>& sum, int in_time) {
         if (last_within < 0) return 0;
+        // (a single stage's least link is to another group: none as the whole pipeline)
+        if (last_within > within) return layers_in_time(sum, last_within);
         int n = in_time;
         while (n > 0 && sum[static_cast<size_t>(n)] > last_within * (1 + 1e-12)) --n;
         return n;
       };
-      const int in_time = layers_in_time(blk.times[o]->cheapest_sum_s, c);
+      const int in_time = layers_in_time(blk.times[o]->cheapest_sum_s, within);
       const int in_time_last = in_time_last_of(blk.times[o]->cheapest_sum_s, in_time);
       const int* mem = blk.caps[o]->all.data();
       int* const cap_b = stage_cap[b].data();
@@ -469,7 +489,7 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
         cap_b[1] = std::max(cap_b[1], std::min(in_time_last, mem[1]));
       }
       if (num_moe > 0) {
-        const int in_time_moe = layers_in_time(blk.times[o]->cheapest_moe_sum_s, c);
+        const int in_time_moe = layers_in_time(blk.times[o]->cheapest_moe_sum_s, within);
         const int in_time_moe_last = in_time_last_of(blk.times[o]->cheapest_moe_sum_s, in_time_moe);
         const int* mem_moe = blk.caps[o]->moe.data();
         int* const cap_moe_b = stage_cap_moe[b].data();
@@ -645,7 +665,8 @@ void HeteroDp::State::find_cap_dominated() {
     const std::vector<int>& mb = b.caps[ob]->all;
     // Most pairs fail at an end (all layers' time, the memory nearest the end): checked first.
     if (ta.size() != tb.size() || ma.size() != mb.size() || ta.back() > tb.back() || ma[1] < mb[1] || ma.back() < mb.back() ||
-        a.models[oa]->last_extra_s() > b.models[ob]->last_extra_s()) {
+        a.models[oa]->last_extra_s() > b.models[ob]->last_extra_s() || a.link_s[oa] > b.link_s[ob] ||
+        a.last_link_s[oa] > b.last_link_s[ob]) {
       return false;
     }
     if (!no_more(ta, tb) || !no_fewer(ma, mb)) return false;
@@ -685,7 +706,11 @@ double HeteroDp::State::lower_bound(double hint) {
   };
   double hi = 0;
   for (const Block& b : blocks) {
-    for (size_t o = 0; o < b.times.size(); ++o) hi = std::max(hi, b.times[o]->cheapest_sum_s[L] + b.models[o]->last_extra_s());
+    for (size_t o = 0; o < b.times.size(); ++o) {
+      // (a cap at which each stage, anywhere, holds what it holds at no cap)
+      const double link = b.link_s[o] < std::numeric_limits<double>::infinity() ? b.link_s[o] : 0.0;
+      hi = std::max(hi, b.times[o]->cheapest_sum_s[L] + b.models[o]->last_extra_s() + std::max(link, b.last_link_s[o]));
+    }
   }
   if (!holds(hi * 1.0001)) return 1e300;
   feasible_cap = hi * 1.0001;

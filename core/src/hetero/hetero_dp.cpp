@@ -241,7 +241,7 @@ struct HeteroDp::State {
   std::vector<char> cap_dominated;
   void find_cap_dominated();
   std::vector<std::vector<std::vector<int>>> best, best_moe;  // compute_capacity's
-  std::vector<int> cap_sum, cap_sum_moe, cap_empty, set_counts;          // compute_capacity scratch
+  std::vector<int> cap_sum, cap_sum_moe, set_counts;                     // compute_capacity scratch
   std::vector<std::vector<double>> env;                                  // compute_capacity scratch
   std::vector<size_t> block_at;  // per block: its pipeline depth's index in pps[its class]
   std::vector<std::vector<int>> best_any, best_any_moe;                  // [class][r], non-increasing in r
@@ -531,35 +531,35 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
   }
   std::vector<int>& sum = cap_sum;  // prefix sums of a block's stage capacities by distance
   std::vector<int>& sum_moe = cap_sum_moe;
-  std::vector<int>& empty = cap_empty;  // prefix counts of its stages that hold no layer
   sum.resize(static_cast<size_t>(W));
   sum_moe.resize(static_cast<size_t>(W));
-  empty.resize(static_cast<size_t>(W));
   for (size_t cl = 0; cl < classes.size(); ++cl) {
     for (int b : blocks_of[cl]) {
       if (cap_dominated[static_cast<size_t>(b)]) continue;  // best[] never takes it
       const int pp = blocks[b].shape.pp;
       const size_t at = block_at[static_cast<size_t>(b)];
+      const int* const caps = stage_cap[b].data();
       sum[0] = 0;
-      empty[0] = 0;
-      for (int d = 1; d <= L + 1; ++d) {
-        sum[d] = sum[d - 1] + stage_cap[b][d];
-        empty[d] = empty[d - 1] + (holds_none(b, d) ? 1 : 0);
+      for (int d = 1; d <= L + 1; ++d) sum[d] = sum[d - 1] + caps[d];
+      // Its stages' caps do not grow with the distance past the last stage (more micro-batches
+      // in flight): it goes at r >= 1 while its front stage holds a layer, r < rows (a binary
+      // search for the first empty distance), and at r = 0 when its last stage holds one too.
+      int lo = 1, hi = L + 2;  // the first empty distance past 1 is in (lo, hi]; L + 2: none
+      while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (caps[mid] == 0) hi = mid; else lo = mid;
       }
+      const int rows = std::min(L - pp + 1, hi - pp);  // r + pp < hi
+      const int first_row = holds_none(b, 1) ? 1 : 0;
       int* const most = best[cl][at].data();
       const int* const sm = sum.data();
-      const int* const em = empty.data();
-      for (int r = 0; r + pp <= L; ++r) {  // stages r+1..r+pp
-        if (em[r + pp] == em[r]) most[r] = std::max(most[r], sm[r + pp] - sm[r]);
-      }
+      for (int r = first_row; r < rows; ++r) most[r] = std::max(most[r], sm[r + pp] - sm[r]);
       if (num_moe == 0) continue;  // the MoE bound is the all-layers one (build())
       sum_moe[0] = 0;
       for (int d = 1; d <= L + 1; ++d) sum_moe[d] = sum_moe[d - 1] + stage_cap_moe[b][d];
       int* const most_moe = best_moe[cl][at].data();
       const int* const sm_moe = sum_moe.data();
-      for (int r = 0; r + pp <= L; ++r) {
-        if (em[r + pp] == em[r]) most_moe[r] = std::max(most_moe[r], sm_moe[r + pp] - sm_moe[r]);
-      }
+      for (int r = first_row; r < rows; ++r) most_moe[r] = std::max(most_moe[r], sm_moe[r + pp] - sm_moe[r]);
     }
   }
   // Per class and r: the most any of its blocks holds in front of r stages (for many classes,

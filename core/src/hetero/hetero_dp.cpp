@@ -464,9 +464,9 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
     if (num_moe > 0) stage_cap_moe[b].assign(static_cast<size_t>(L) + 2, 0);  // (else never read)
     for (size_t o = 0; o < blk.models.size(); ++o) {
       // Each stage's time holds its least link's, the last stage's (d = 1) the output layer's too:
-      // the layers that fit in the rest of the cap, a scan down from those that fit away from the
-      // end (a few steps, not a second binary search: this loop is most of the table's time).
-      // Away from the end (none there when a single stage's group is the only one: no layer).
+      // the layers that fit in the rest of the cap, at the last stage a scan down from those that
+      // fit away from the end (a few steps, not a second binary search: this loop is most of the
+      // table's time). within < 0: no stage away from the end (a single stage, its group alone).
       const double within = blk.link_s[o] < std::numeric_limits<double>::infinity() ? c - blk.link_s[o] : -1.0;
       const double last_within = c - blk.last_link_s[o] - blk.models[o]->last_extra_s();
       auto in_time_last_of = [&](const std::vector<double>& sum, int in_time) {

@@ -15,7 +15,7 @@
 // Before the labels, under a cap on every stage's per-micro-batch time (what the plans to beat
 // allow), a capacity table bounds how many layers the groups still to place can hold in front of
 // a state (each group's best mesh for its position, the lightest layers, the cheapest layer
-// times, the least link inside the mesh, the last stage's output layer; a mesh goes only where
+// times, each stage's least pipeline link, the last stage's output layer; a mesh goes only where
 // each of its stages holds a layer): a label whose layers behind and that capacity do not reach
 // every layer is dropped. The least cap at which all groups can hold every layer (and every MoE
 // layer) bounds the run from below.

@@ -1,7 +1,7 @@
 // hetero_search against the independent brute force (hetero_fixtures.hpp) on generated small
 // instances: 2-3 groups (identical twins, two and three vendors), 1-2 nodes of 1-2 GPUs, memory
 // from roomy to binding, 3-5 layers (all MoE, or one dense), tp/ep lists, recompute none/full,
-// output layers light or heavy, scale-out inside the groups fast or slow,
+// output layers light or heavy, scale-out inside and between the groups fast or slow,
 // optimizer offload fractions, micro-batch sizes. Deterministic: a fixed seed and a generator of our own (the
 // standard distributions differ between libraries).
 #include <doctest/doctest.h>
@@ -65,7 +65,7 @@ Instance generate(Rng& rng) {
     }
     list.push_back(grp);
   }
-  in.cluster = {{"groups", list}, {"inter_group_gbps", std::vector<double>{12.5, 50, 1}[rng.below(3)]}};
+  in.cluster = {{"groups", list}, {"inter_group_gbps", std::vector<double>{12.5, 50, 1, 0.1}[rng.below(4)]}};
   static const std::vector<json> recompute = {json::array({"none", "full"}), json::array({"none"}),
                                               json::array({"full"})};
   static const std::vector<json> offload = {json::array({0}), json::array({0, 1}),

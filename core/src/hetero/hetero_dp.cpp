@@ -129,12 +129,14 @@ struct HeteroDp::State {
     // Per option: the most of the lightest layers (all; MoE) one of its stages holds in memory at
     // each distance from the end (the search's shared rows: they do not depend on the cap).
     std::vector<const HeteroShared::CapRows*> caps;
-    // Per option: the least pipeline link time of one of its stages, away from the end of the
-    // pipeline (link_s) and as the last stage (last_link_s). With pp >= 2 each stage has a
-    // neighbour inside the block (its least inner link); a single stage has one in another group
-    // behind it (the least link to another group; none there: infinite), and as the last stage
-    // none when it is the whole pipeline (0).
-    std::vector<double> link_s, last_link_s;
+    // Per option: the least pipeline link time of one of its stages away from the end of the
+    // pipeline. With pp >= 2 each stage has a neighbour inside the block (its least inner link);
+    // a single stage has one in another group behind it (the least link to another group; none
+    // there: infinite).
+    std::vector<double> link_s;
+    // ... and as the last stage: the same inside the block; a single stage none (it may be the
+    // whole pipeline).
+    double last_link_s(size_t o) const { return shape.pp > 1 ? link_s[o] : 0.0; }
     long long stage_gpus() const { return static_cast<long long>(shape.tp) * shape.dp; }
   };
   std::vector<Block> blocks;
@@ -408,7 +410,6 @@ void HeteroDp::State::build(const std::vector<std::vector<HeteroShape>>& shapes)
           }
         }
         b.link_s.push_back(link);
-        b.last_link_s.push_back(h.pp > 1 ? link : 0.0);
         for (int l = 0; l < L; ++l) least[l] = std::min(least[l], t.layer_s[l]);
         least_first_extra = std::min(least_first_extra, model->first_extra_s());
       }
@@ -468,7 +469,7 @@ void HeteroDp::State::compute_capacity(double c, bool times) {
       // fit away from the end (a few steps, not a second binary search: this loop is most of the
       // table's time). within < 0: no stage away from the end (a single stage, its group alone).
       const double within = blk.link_s[o] < std::numeric_limits<double>::infinity() ? c - blk.link_s[o] : -1.0;
-      const double last_within = c - blk.last_link_s[o] - blk.models[o]->last_extra_s();
+      const double last_within = c - blk.last_link_s(o) - blk.models[o]->last_extra_s();
       auto in_time_last_of = [&](const std::vector<double>& sum, int in_time) {
         if (last_within < 0) return 0;
         // (a single stage's least link is to another group: none as the whole pipeline)
@@ -665,8 +666,7 @@ void HeteroDp::State::find_cap_dominated() {
     const std::vector<int>& mb = b.caps[ob]->all;
     // Most pairs fail at an end (all layers' time, the memory nearest the end): checked first.
     if (ta.size() != tb.size() || ma.size() != mb.size() || ta.back() > tb.back() || ma[1] < mb[1] || ma.back() < mb.back() ||
-        a.models[oa]->last_extra_s() > b.models[ob]->last_extra_s() || a.link_s[oa] > b.link_s[ob] ||
-        a.last_link_s[oa] > b.last_link_s[ob]) {
+        a.models[oa]->last_extra_s() > b.models[ob]->last_extra_s() || a.link_s[oa] > b.link_s[ob]) {
       return false;
     }
     if (!no_more(ta, tb) || !no_fewer(ma, mb)) return false;
@@ -707,9 +707,10 @@ double HeteroDp::State::lower_bound(double hint) {
   double hi = 0;
   for (const Block& b : blocks) {
     for (size_t o = 0; o < b.times.size(); ++o) {
-      // (a cap at which each stage, anywhere, holds what it holds at no cap)
+      // (a cap at which each stage, anywhere, holds what it holds at no cap; the last stage's
+      // link is no longer than the others')
       const double link = b.link_s[o] < std::numeric_limits<double>::infinity() ? b.link_s[o] : 0.0;
-      hi = std::max(hi, b.times[o]->cheapest_sum_s[L] + b.models[o]->last_extra_s() + std::max(link, b.last_link_s[o]));
+      hi = std::max(hi, b.times[o]->cheapest_sum_s[L] + b.models[o]->last_extra_s() + link);
     }
   }
   if (!holds(hi * 1.0001)) return 1e300;

@@ -30,15 +30,15 @@ inline nlohmann::json two_type_cluster(double h800_gib = 80, double ascend_gib =
           {"inter_group_gbps", 12.5}};
 }
 
-// A scenario in search.mode "hetero" (global batch 16, sequence seq_length).
+// A scenario in search.mode "hetero" (sequence seq_length, global batch 16 unless given).
 inline Scenario hetero_scenario(nlohmann::json model, nlohmann::json cluster,
                                 nlohmann::json search = nlohmann::json::object(),
-                                int seq_length = 1024) {
+                                int seq_length = 1024, int global_batch_size = 16) {
   search["mode"] = "hetero";
   return scenario_from({{"format", "hapmoe.scenario/1"},
                         {"model", model},
                         {"cluster", cluster},
-                        {"training", {{"global_batch_size", 16}, {"seq_length", seq_length}}},
+                        {"training", {{"global_batch_size", global_batch_size}, {"seq_length", seq_length}}},
                         {"search", search}});
 }
 

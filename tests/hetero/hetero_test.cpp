@@ -39,6 +39,11 @@ PlanSpec two_mesh_plan() {
 
 std::string rule_of(const RuleResult& r) { return r ? std::string(r->rule) : std::string(); }
 
+// The search of the bound tests: recompute none, micro-batch 1 (the runs check_run_bound builds).
+json bound_search() {
+  return {{"recompute", {"none"}}, {"baselines", false}, {"top_k", 1}, {"micro_batch_size", {1}}};
+}
+
 // The least of the runs' lower bounds (tokens per micro-batch B each, recompute none, no
 // offload) of a two-group scenario is one (no more than the brute force's best plan) and near it
 // (at least half of it: where a term of the bound binds, it takes most of the best plan's time).
@@ -527,13 +532,7 @@ TEST_CASE("a run's bound counts every stage's link inside its block") {
     g["nodes"] = 2;
     g["inter_node_gbps"] = 0.1;
   }
-  const Scenario s = hapmoe::testing::scenario_from(
-      {{"format", "hapmoe.scenario/1"},
-       {"model", model},
-       {"cluster", cluster},
-       {"training", {{"global_batch_size", 15}, {"seq_length", 1024}}},
-       {"search", {{"mode", "hetero"}, {"recompute", {"none"}}, {"baselines", false}, {"top_k", 1}, {"micro_batch_size", {1}}}}});
-  check_run_bound(s, {1});
+  check_run_bound(hetero_scenario(model, cluster, bound_search(), 1024, 15), {1});
 }
 
 TEST_CASE("a run's bound counts a one-stage mesh's link to the group behind it") {
@@ -544,13 +543,7 @@ TEST_CASE("a run's bound counts a one-stage mesh's link to the group behind it")
   model["num_layers"] = 4;
   json cluster = two_type_cluster(7.5, 7.5, 1);
   cluster["inter_group_gbps"] = 0.1;
-  const Scenario s = hapmoe::testing::scenario_from(
-      {{"format", "hapmoe.scenario/1"},
-       {"model", model},
-       {"cluster", cluster},
-       {"training", {{"global_batch_size", 16}, {"seq_length", 1024}}},
-       {"search", {{"mode", "hetero"}, {"recompute", {"none"}}, {"baselines", false}, {"top_k", 1}, {"micro_batch_size", {1}}}}});
-  check_run_bound(s, {1});
+  check_run_bound(hetero_scenario(model, cluster, bound_search()), {1});
 }
 
 TEST_CASE("DeepSeek-V3 on 512 GPUs of 8 types from 3 vendors, hetero: a plan within the memory margin near the best") {
@@ -584,8 +577,6 @@ TEST_CASE("a run's bound places last only a block that holds the output layer an
   model["vocab_size"] = 32000 * 64;
   for (int gpn : {1, 2}) {
     CAPTURE(gpn);
-    const Scenario s = hetero_scenario(model, two_type_cluster(80, 64, gpn),
-                                       {{"recompute", {"none"}}, {"baselines", false}, {"top_k", 1}, {"micro_batch_size", {1}}});
-    check_run_bound(s, {1, 2});  // B = mesh 0's dp x micro-batch 1
+    check_run_bound(hetero_scenario(model, two_type_cluster(80, 64, gpn), bound_search()), {1, 2});  // B = mesh 0's dp x micro-batch 1
   }
 }

@@ -305,23 +305,23 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
   // DeepSeek-V3's first three, would otherwise be bounded at the dense layers' time).
   const int num_moe = static_cast<int>(times.front()->cheapest_moe_sum_s.size()) - 1;
   const bool mixed = num_moe > 0 && num_moe < num_layers;
-  std::vector<double> least_moe(times.size());
+  // A group's least layer time, and its least MoE layer time (called per entry of a search: no
+  // vectors of them are made).
+  const auto least_layer = [&](size_t g) { return times[g]->min_layer_s; };
+  const auto least_moe = [&](size_t g) { return times[g]->cheapest_moe_sum_s[1]; };
   if (mixed) {
     double moe_per_s = 0;
-    for (size_t g = 0; g < times.size(); ++g) {
-      least_moe[g] = times[g]->cheapest_moe_sum_s[1];
-      moe_per_s += stages[g] / least_moe[g];
-    }
+    for (size_t g = 0; g < times.size(); ++g) moe_per_s += stages[g] / least_moe(g);
     max_c = std::max(max_c, num_moe / moe_per_s);
   }
   if (!fractional) {
-    // The least breakpoint C = n x least_g at which the stages can hold all `count` layers of
-    // least time least_g per group (each stage at most max_layers).
-    auto least_holding = [&](int count, const std::vector<double>& least) {
+    // The least breakpoint C = n x least(g) at which the stages can hold all `count` layers of
+    // least time least(g) per group (each stage at most max_layers).
+    auto least_holding = [&](int count, const auto& least) {
       auto holds = [&](double c) {
         double n = 0;
         for (size_t g = 0; g < times.size(); ++g) {
-          double per_stage = layers_within(c, least[g], false);
+          double per_stage = layers_within(c, least(g), false);
           if (max_layers) per_stage = std::min<double>(per_stage, (*max_layers)[g]);
           n += stages[g] * per_stage;
         }
@@ -331,7 +331,7 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
       for (size_t g = 0; g < times.size(); ++g) {
         // Smallest n with holds(n x least): binary search on n in [1, hi], where hi is the
         // largest n whose breakpoint is below the best so far (larger ones cannot lower it).
-        const double m = least[g];
+        const double m = least(g);
         int lo = 1, hi = count;
         if (best < 1e300) {
           hi = static_cast<int>(std::min<double>(count, std::floor(best / m)));
@@ -348,9 +348,7 @@ double set_lower_bound_s(const std::vector<const GroupLayerTimes*>& times, const
       }
       return best;
     };
-    std::vector<double> least(times.size());
-    for (size_t g = 0; g < times.size(); ++g) least[g] = times[g]->min_layer_s;
-    double best = least_holding(num_layers, least);
+    double best = least_holding(num_layers, least_layer);
     if (mixed) best = std::max(best < 1e300 ? best : 0.0, least_holding(num_moe, least_moe));
     if (best < 1e300) max_c = std::max(max_c, best);
   }

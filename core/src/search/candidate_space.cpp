@@ -1,7 +1,10 @@
 #include "search/candidate_space.hpp"
 #include "search/stack_choices.hpp"
 
+#include <unordered_map>
+
 #include "spec/recompute.hpp"
+#include "spec/stable_map.hpp"
 #include "evaluate/rules.hpp"
 #include "evaluate/stack_rules.hpp"
 
@@ -88,10 +91,33 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
     complete_ = ++combinations_ <= max_combinations && static_cast<long long>(shapes_.size()) < max_shapes;
     return complete_;
   };
+  // Model classes of one (tp, cp), by (ep, etp, micro-batch size, stack index, recompute index):
+  // dp and vpp, the loops that repeat them, leave the models as they are. Looked up once per
+  // shape kept (a table over every combination would be the product of the search lists).
+  struct ClassKey {
+    int ep, etp, mbs;
+    size_t stack, recompute;
+    bool operator==(const ClassKey& o) const {
+      return ep == o.ep && etp == o.etp && mbs == o.mbs && stack == o.stack && recompute == o.recompute;
+    }
+  };
+  struct ClassKeyHash {
+    size_t operator()(const ClassKey& k) const {
+      Fnv1a h;
+      for (uint64_t v : {static_cast<uint64_t>(static_cast<uint32_t>(k.ep)), static_cast<uint64_t>(static_cast<uint32_t>(k.etp)),
+                         static_cast<uint64_t>(static_cast<uint32_t>(k.mbs)), static_cast<uint64_t>(k.stack),
+                         static_cast<uint64_t>(k.recompute)}) {
+        h.add(v);
+      }
+      return static_cast<size_t>(h.value());
+    }
+  };
+  std::unordered_map<ClassKey, int, ClassKeyHash> class_of_combo;
   // A lambda, so that the spent enumeration budget ends every loop at once.
   [&] {
     for (int tp : tps) {
       for (int cp : cps) {
+        class_of_combo.clear();
         for (long long dp = 1; static_cast<long long>(tp) * cp * dp <= max_group; ++dp) {
           if (s.training.global_batch_size % dp != 0) continue;  // no micro-batch size can divide it
           if (!count_combination()) return;
@@ -167,6 +193,7 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
                     if (!stack_stages[si]) continue;
                     shape.stages_ = stack_stages[si];
                     for (size_t ri = 0; ri < rcs.size(); ++ri) {
+                      int model_class = -1;  // this combination's, once a shape of it is kept
                       for (bool overlap : overlaps) {
                         shape.mesh.ep = ep;
                         shape.mesh.etp = etp;
@@ -191,6 +218,11 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
                             cuts.count(rule);
                             continue;
                           }
+                          if (model_class < 0) {
+                            model_class = class_of_combo.try_emplace(ClassKey{ep, etp, mbs, si, ri}, model_classes_).first->second;
+                            if (model_class == model_classes_) ++model_classes_;
+                          }
+                          shape.model_class = model_class;
                           shapes_.push_back(shape);
                         }
                       }

@@ -51,6 +51,10 @@ struct MeshShape {
   // shape was most of the enumeration's allocations).
   const std::vector<int>& stages_per_group() const { return *stages_; }
   const std::vector<int>* stages_ = nullptr;
+  // Shapes that differ only in fields no stage cost model reads (dp, vpp, offload) and in the EP
+  // overlap have one model class (0, 1, ...; -1 = none given): a search keeps each group's
+  // models by (class, overlap) rather than hashing the mesh's fields again for every shape.
+  int model_class = -1;
 };
 
 // Groups used by a candidate, ascending (shared by every shape that can use them; a shape's pp
@@ -71,6 +75,8 @@ class CandidateSpace {
   // Combinations of the search lists looked at, and whether that was all of them.
   long long combinations() const { return combinations_; }
   bool complete() const { return complete_; }
+  // How many model classes the shapes have (MeshShape::model_class < this).
+  int model_classes() const { return model_classes_; }
   // Class of each cluster group: equal classes <=> identical effective GPU spec and group shape.
   const std::vector<int>& group_class() const { return class_of_; }
 
@@ -130,6 +136,7 @@ class CandidateSpace {
   const Scenario& s_;
   long long combinations_ = 0;
   bool complete_ = true;
+  int model_classes_ = 0;
   std::vector<MeshShape> shapes_;
   std::vector<std::unique_ptr<const std::vector<int>>> stage_counts_;  // the shapes' stages_per_group
   std::vector<int> class_of_;

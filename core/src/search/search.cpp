@@ -65,12 +65,51 @@ class LayerTimesCache {
   StableMap<const StageCostModel*, GroupLayerTimes, std::hash<const StageCostModel*>> times_;
 };
 
+// Stage cost models and layer times by (model class, EP overlap, group), direct mapped (its
+// memory stays fixed): the shapes of a class, which differ in dp, vpp and offload only, share
+// their groups' models, so a shape's entries find them without hashing the mesh's fields again
+// (a search walks thousands of shapes).
+class ClassModels {
+ public:
+  ClassModels(StageModelCache& cache, LayerTimesCache& times) : cache_(cache), times_(times) {}
+  struct Found {
+    const StageCostModel* model = nullptr;
+    const GroupLayerTimes* times = nullptr;
+  };
+  // mesh: the shape's complete mesh (its EP overlap decided).
+  Found get(const MeshShape& shape, const Mesh& mesh, int g) {
+    if (shape.model_class < 0) return make(mesh, g);
+    const uint64_t key =
+        (static_cast<uint64_t>(shape.model_class) * 2 + (mesh.ep_comm_overlap ? 1 : 0)) * shape.stages_per_group().size() +
+        static_cast<uint64_t>(g) + 1;
+    if (slots_.empty()) slots_.resize(kSlots);
+    Slot& slot = slots_[(key * 0x9E3779B97F4A7C15ull >> 32) % kSlots];
+    if (slot.key != key) slot = {key, make(mesh, g)};
+    return slot.found;
+  }
+
+ private:
+  Found make(const Mesh& mesh, int g) {
+    const StageCostModel* model = cache_.get(mesh, g);
+    return {model, &times_.get(model)};
+  }
+  struct Slot {
+    uint64_t key = 0;  // 0: unused
+    Found found;
+  };
+  static constexpr size_t kSlots = 8192;
+  StageModelCache& cache_;
+  LayerTimesCache& times_;
+  std::vector<Slot> slots_;
+};
+
 // What every part of one search shares.
 struct SearchContext {
   const Scenario& s;
   const CandidateSpace& space;
   StageModelCache& cache;
   LayerTimesCache& times;
+  ClassModels& models;
   const SearchBudget& budget;
   SearchStats& st;
 };
@@ -166,7 +205,6 @@ struct EntryBuilder : SearchContext {
       if (allowed[i] == 0) continue;
       const MeshShape& shape = space.shapes()[i];
       count_rules();
-      shape_times.assign(2 * shape.stages_per_group().size(), nullptr);
       shape_need_known = false;
       long long sets_left = allowed[i];
       space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &cuts_,
@@ -259,7 +297,6 @@ struct EntryBuilder : SearchContext {
     Mesh mesh;              // the shape's complete mesh at this pp
   };
   std::vector<PipelineRule> rule_of_pp;             // the current shape's pipeline rules by pp
-  std::vector<const GroupLayerTimes*> shape_times;  // the current shape's layer times by (EP overlap, group)
   double shape_need = 0;                            // its static_memory_need_bytes, once known
   bool shape_need_known = false;
   long long memory_bound = 0;                       // counted here, added to st.pruned once
@@ -345,12 +382,9 @@ struct EntryBuilder : SearchContext {
     tv.clear();
     stages.clear();
     // A group's stage model is the same for every set of the shape but for the EP overlap, which
-    // depends on pp (ep_overlap_auto): kept per group and overlap.
-    const size_t row = mesh.ep_comm_overlap ? shape.stages_per_group().size() : 0;
+    // depends on pp (ep_overlap_auto): kept by class, overlap and group.
     for (int g : set.groups) {
-      const GroupLayerTimes*& t = shape_times[row + g];
-      if (!t) t = &times.get(cache.get(mesh, g));
-      tv.push_back(t);
+      tv.push_back(models.get(shape, mesh, g).times);
       stages.push_back(shape.stages_per_group()[g]);
     }
     const double sum_c = cheapest_sum(tv);
@@ -634,11 +668,11 @@ class EntrySearch {
     stages.clear();
     caps.clear();
     for (int g : set_->groups) {
-      const StageCostModel* model = c_.cache.get(mesh_, g);
-      models_.push_back(model);
-      tv.push_back(&c_.times.get(model));
+      const ClassModels::Found found = c_.models.get(shape, mesh_, g);
+      models_.push_back(found.model);
+      tv.push_back(found.times);
       stages.push_back(shape.stages_per_group()[g]);
-      terms_.push_back(&bound_terms(*model, *tv.back()));  // the cache keeps it in place
+      terms_.push_back(&bound_terms(*found.model, *found.times));  // the cache keeps it in place
       caps.push_back(terms_.back()->max_layers);
     }
     const double set_bound = set_lower_bound_s(tv, stages, s_.model.num_layers, m_, mesh_.vpp, false, &caps);
@@ -961,7 +995,8 @@ Expected<SearchResult> search_once(const Scenario& s, const SearchControl& contr
   if (!space.complete()) {
     st.reached(static_cast<long long>(space.shapes().size()) >= budget.max_shapes ? "shapes" : "combinations");
   }
-  const SearchContext context{s, space, cache, times, budget, st};
+  ClassModels models(cache, times);
+  const SearchContext context{s, space, cache, times, models, budget, st};
   EntryBuilder builder(context);
   // Progress: the build to kBuildShare, then the larger of the entries read and the order and
   // stage-cost budgets used (the budget ends the search, so its use moves with time).

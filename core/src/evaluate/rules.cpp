@@ -203,11 +203,16 @@ RuleResult first_violation(const MeshRule (&rules)[N], const Scenario& s, const 
 }
 }  // namespace
 
-RuleResult check_shape_rules(const Scenario& s, const Mesh& x) {
+RuleResult check_grid_rules(const Scenario& s, const Mesh& x) {
   static constexpr MeshRule kRules[] = {
       rule_heads_divisible_by_tp,    rule_query_groups_vs_tp, rule_expert_parallel_requires_experts,
       rule_experts_divisible_by_ep,  rule_expert_grid,        rule_batch_divisible,
-      rule_sequence_parallel_needs_tp, rule_cp_seq_divisible, rule_sp_seq_divisible,
+      rule_sequence_parallel_needs_tp, rule_cp_seq_divisible, rule_sp_seq_divisible};
+  return first_violation(kRules, s, x);
+}
+
+RuleResult check_shape_rules_past_grid(const Scenario& s, const Mesh& x) {
+  static constexpr MeshRule kRules[] = {
       rule_flex_dispatcher_needs_tp_ep, rule_recompute_modules_apply, rule_ep_overlap_needs_ep,
       rule_ep_overlap_dispatcher, rule_ep_overlap_recompute, rule_ep_overlap_mtp,
       rule_offload_needs_distributed_optimizer, rule_offload_vs_fp8_param_gather, rule_moe_bias_needs_etp1,
@@ -217,6 +222,11 @@ RuleResult check_shape_rules(const Scenario& s, const Mesh& x) {
       rule_full_iteration_needs_static_moe, rule_graphs_full_recompute, rule_graph_te_moe_recompute,
       rule_ep_overlap_graph_modules, rule_graph_delay_wgrad_attn_bias};
   return first_violation(kRules, s, x);
+}
+
+RuleResult check_shape_rules(const Scenario& s, const Mesh& x) {
+  if (auto v = check_grid_rules(s, x)) return v;
+  return check_shape_rules_past_grid(s, x);
 }
 
 RuleResult check_pipeline_rules(const Scenario& s, const Mesh& x) {

@@ -46,6 +46,11 @@ RuleResult rule_moe_bias_needs_etp1(const Scenario& s, const Mesh& x);
 // The software-stack rules (dispatcher, token handling, CUDA graphs) are in stack_rules.hpp.
 // The rules that do not depend on pp or vpp (checked once per mesh shape by the enumerator).
 RuleResult check_shape_rules(const Scenario& s, const Mesh& x);
+// check_shape_rules in two parts, in its order: the rules of the parallel grid alone (tp, cp, dp,
+// ep, etp, micro-batch size, sequence parallelism: the same for the enumerator's many shapes of
+// one grid), then the others (recompute, EP overlap, offload, the software stack).
+RuleResult check_grid_rules(const Scenario& s, const Mesh& x);
+RuleResult check_shape_rules_past_grid(const Scenario& s, const Mesh& x);
 // The rules that involve pp or vpp (pipeline_within_layers, vpp_*, ep_overlap_vpp).
 RuleResult check_pipeline_rules(const Scenario& s, const Mesh& x);
 // All mesh rules in a fixed order (shape rules, then pipeline rules); the first violation.

@@ -176,10 +176,11 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
           const size_t keys = stacks.size() * rcs.size() * 2 * (offloads.size() + 1);
           std::vector<std::string_view> verdicts(keys);
           std::vector<char> known(keys, 0);
+          std::string_view grid_rule;  // check_grid_rules' verdict on the current (ep, etp, micro-batch size)
           auto shape_rule = [&](size_t key, const Mesh& m) {
             if (!known[key]) {
-              const RuleResult v = check_shape_rules(s, m);
-              verdicts[key] = v ? v->rule : std::string_view();
+              const RuleResult v = grid_rule.empty() ? check_shape_rules_past_grid(s, m) : std::nullopt;
+              verdicts[key] = !grid_rule.empty() ? grid_rule : v ? v->rule : std::string_view();
               known[key] = 1;
             }
             return verdicts[key];
@@ -188,6 +189,11 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
             for (int etp : or_default(sp.etp, etps_default)) {
               for (int mbs : mbss) {
                 std::fill(known.begin(), known.end(), 0);
+                shape.mesh.ep = ep;
+                shape.mesh.etp = etp;
+                shape.mesh.micro_batch_size = mbs;
+                const RuleResult grid = check_grid_rules(s, shape.mesh);
+                grid_rule = grid ? grid->rule : std::string_view();
                 for (int vpp : vpps) {
                   for (size_t si = 0; si < stacks.size(); ++si) {
                     if (!stack_stages[si]) continue;

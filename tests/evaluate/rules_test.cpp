@@ -569,3 +569,59 @@ TEST_CASE("check_shape_rules reads neither pp nor vpp") {
   CHECK(failing > 0);
   CHECK(passing > 0);
 }
+
+// The enumerator checks check_grid_rules once per (tp, cp, dp, ep, etp, micro-batch size) and
+// reuses its verdict for every recompute choice, EP overlap, offload and software stack: no grid
+// rule may read those. check_shape_rules is the grid's first violation, else the others'.
+TEST_CASE("check_grid_rules reads only the parallel grid") {
+  Scenario s = base();
+  s.training.moe_token_dispatcher_type = hapmoe::Dispatcher::kAlltoall;
+  s.model.mtp_num_layers = 2;  // ep_overlap_mtp cuts every overlap: some non-grid rule fails
+  hapmoe::CudaGraphs te;
+  te.impl = hapmoe::GraphImpl::kTransformerEngine;
+  hapmoe::CudaGraphs full;
+  full.impl = hapmoe::GraphImpl::kFullIteration;
+  int grid_cuts = 0, later_cuts = 0;
+  for (int tp : {1, 2, 4, 8, 16}) {
+    for (int ep : {1, 2, 4, 16}) {
+      for (int dp : {1, 2, 3}) {
+        for (int mbs : {1, 3}) {
+          hapmoe::Mesh m;
+          m.tp = tp;
+          m.ep = ep;
+          m.dp = dp;
+          m.micro_batch_size = mbs;
+          m.sequence_parallel = tp > 1;
+          const auto grid = hapmoe::check_grid_rules(s, m);
+          for (const Recompute& rc : {Recompute::kNone, Recompute::kFull}) {
+            for (bool overlap : {false, true}) {
+              for (double offload : {0.0, 0.5}) {
+                for (hapmoe::Dispatch d : {hapmoe::Dispatch::kAlltoall, hapmoe::Dispatch::kDeepEp}) {
+                  for (const hapmoe::CudaGraphs& g : {hapmoe::CudaGraphs{}, te, full}) {
+                    m.recompute = rc;
+                    m.ep_comm_overlap = overlap;
+                    m.optimizer_offload_fraction = offload;
+                    m.dispatch = d;
+                    m.cuda_graphs = g;
+                    const auto again = hapmoe::check_grid_rules(s, m);
+                    REQUIRE(again.has_value() == grid.has_value());
+                    if (grid) CHECK(again->rule == grid->rule);
+                    const auto shape = hapmoe::check_shape_rules(s, m);
+                    const auto later = hapmoe::check_shape_rules_past_grid(s, m);
+                    const auto& expected = grid ? grid : later;
+                    REQUIRE(shape.has_value() == expected.has_value());
+                    if (shape) CHECK(shape->rule == expected->rule);
+                    grid_cuts += grid.has_value();
+                    later_cuts += !grid && later.has_value();
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(grid_cuts > 0);
+  CHECK(later_cuts > 0);
+}

@@ -95,6 +95,39 @@ TEST_CASE("group rules cut groups per shape and are counted") {
 
 // search.ep_comm_overlap unset: each shape overlaps where Megatron allows it; at pp > 1 without
 // VPP the mesh turns it off. Listed values are searched as given (and the rules still apply).
+// A search keeps each group's stage models by (model class, EP overlap): two shapes share a class
+// exactly when every other field a stage cost model reads is the same (stage_cost.hpp: not dp,
+// pp, vpp or the offload fraction).
+TEST_CASE("shapes share a model class exactly when their stage models are the same") {
+  const Scenario s = testing::scenario_from(
+      {{"model", testing::small_moe_model()}, {"cluster", "h100-16"},
+       {"training", {{"global_batch_size", 64}, {"seq_length", 2048}}},
+       {"search", {{"tp", {1, 2}}, {"cp", {1, 2}}, {"ep", {1, 4}}, {"micro_batch_size", {1, 2}}, {"vpp", {1, 2}},
+                   {"recompute", {"none", "full"}}, {"optimizer_offload_fraction", {0, 0.5}}}}});
+  PruneCounts pruned;
+  const CandidateSpace space(s, &pruned);
+  const auto& shapes = space.shapes();
+  REQUIRE(shapes.size() > 20);
+  auto model_fields = [](const Mesh& m) {
+    return std::vector<int>{m.tp, m.cp, m.ep, m.etp, m.micro_batch_size, m.recompute.key(), m.sequence_parallel ? 1 : 0,
+                            static_cast<int>(m.dispatch), m.cuda_graphs.key()};
+  };
+  std::set<int> classes;
+  long long shared = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    REQUIRE(shapes[i].model_class >= 0);
+    REQUIRE(shapes[i].model_class < space.model_classes());
+    classes.insert(shapes[i].model_class);
+    for (size_t j = 0; j < i; ++j) {
+      const bool same = model_fields(shapes[i].mesh) == model_fields(shapes[j].mesh);
+      CHECK((shapes[i].model_class == shapes[j].model_class) == same);
+      shared += same;
+    }
+  }
+  CHECK(static_cast<int>(classes.size()) == space.model_classes());
+  CHECK(shared > 0);  // shapes of several dp, vpp and offloads share classes
+}
+
 TEST_CASE("EP overlap: on wherever allowed when unset, as listed otherwise") {
   auto space_of = [](const json& search) {
     json sr = {{"tp", {1}}, {"cp", {1}}, {"etp", {1}}, {"micro_batch_size", {1}}};

@@ -3,6 +3,7 @@
 // check_mesh_rules for the mesh-level rules), and evaluate_plan must return "rule:<name>".
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "hapmoe/planner.hpp"
 #include "hapmoe/presets.hpp"
 #include "evaluate/rules.hpp"
+#include "evaluate/stack_rules.hpp"
 #include "hapmoe/scenario_io.hpp"
 
 namespace {
@@ -624,4 +626,75 @@ TEST_CASE("check_grid_rules reads only the parallel grid") {
   }
   CHECK(grid_cuts > 0);
   CHECK(later_cuts > 0);
+}
+
+// check_shape_rules is the first violation of every shape rule in one fixed order (the grid's,
+// then the rest, the CUDA graph rules last, which it skips without graphs).
+TEST_CASE("check_shape_rules: the first violation of the shape rules, in order") {
+  using Rule = hapmoe::RuleResult (*)(const Scenario&, const hapmoe::Mesh&);
+  using namespace hapmoe;
+  const Rule order[] = {
+      rule_heads_divisible_by_tp, rule_query_groups_vs_tp, rule_expert_parallel_requires_experts,
+      rule_experts_divisible_by_ep, rule_expert_grid, rule_batch_divisible, rule_sequence_parallel_needs_tp,
+      rule_cp_seq_divisible, rule_sp_seq_divisible, rule_flex_dispatcher_needs_tp_ep, rule_recompute_modules_apply,
+      rule_ep_overlap_needs_ep, rule_ep_overlap_dispatcher, rule_ep_overlap_recompute, rule_ep_overlap_mtp,
+      rule_offload_needs_distributed_optimizer, rule_offload_vs_fp8_param_gather, rule_moe_bias_needs_etp1,
+      rule_deepep_no_pad_to_capacity, rule_rank_capacity_needs_hybridep, rule_graph_modules_need_per_layer_impl,
+      rule_graph_moe_vs_moe_router, rule_graph_preprocess_needs_router, rule_graph_moe_modules_need_experts,
+      rule_graph_mlp_needs_dense_layers, rule_graph_moe_needs_drop_pad, rule_graph_preprocess_host_sync,
+      rule_full_iteration_needs_static_moe, rule_graphs_full_recompute, rule_graph_te_moe_recompute,
+      rule_ep_overlap_graph_modules, rule_graph_delay_wgrad_attn_bias};
+  std::vector<CudaGraphs> graphs(6);
+  graphs[1].impl = GraphImpl::kTransformerEngine;
+  graphs[1].modules = kGraphMoe | kGraphMoeRouter;
+  graphs[2].impl = GraphImpl::kLocal;
+  graphs[3].impl = GraphImpl::kFullIteration;
+  graphs[4].modules = kGraphAttn;  // modules without a per-layer implementation
+  graphs[5].impl = GraphImpl::kTransformerEngine;
+  graphs[5].modules = kGraphAttn;
+  std::set<std::string> seen;
+  for (bool pad : {false, true}) {
+    Scenario s = base();
+    s.training.moe_pad_expert_input_to_capacity = pad;
+    s.training.use_distributed_optimizer = !pad;
+    for (int tp : {1, 2, 3}) {
+      for (int ep : {1, 4}) {
+        for (const Recompute& rc : {Recompute::kNone, Recompute::kFull}) {
+          for (bool overlap : {false, true}) {
+            for (double offload : {0.0, 0.5}) {
+              for (Dispatch d : {Dispatch::kAlltoall, Dispatch::kAllgather, Dispatch::kDeepEp}) {
+                for (const CudaGraphs& g : graphs) {
+                  Mesh m;
+                  m.tp = tp;
+                  m.ep = ep;
+                  m.dp = 2;
+                  m.sequence_parallel = tp > 1;
+                  m.recompute = rc;
+                  m.ep_comm_overlap = overlap;
+                  m.optimizer_offload_fraction = offload;
+                  m.dispatch = d;
+                  m.cuda_graphs = g;
+                  RuleResult expected;
+                  for (Rule r : order) {
+                    if ((expected = r(s, m))) break;
+                  }
+                  const RuleResult got = check_shape_rules(s, m);
+                  REQUIRE(got.has_value() == expected.has_value());
+                  if (got) {
+                    CHECK(got->rule == expected->rule);
+                    seen.insert(std::string(got->rule));
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  // Grid, later and graph rules all come first somewhere.
+  for (const char* rule : {"heads_divisible_by_tp", "ep_overlap_needs_ep", "deepep_no_pad_to_capacity",
+                           "graph_modules_need_per_layer_impl", "graphs_full_recompute"}) {
+    CHECK_MESSAGE(seen.count(rule) == 1, std::string(rule));
+  }
 }

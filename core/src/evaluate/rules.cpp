@@ -216,12 +216,17 @@ RuleResult check_shape_rules_past_grid(const Scenario& s, const Mesh& x) {
       rule_flex_dispatcher_needs_tp_ep, rule_recompute_modules_apply, rule_ep_overlap_needs_ep,
       rule_ep_overlap_dispatcher, rule_ep_overlap_recompute, rule_ep_overlap_mtp,
       rule_offload_needs_distributed_optimizer, rule_offload_vs_fp8_param_gather, rule_moe_bias_needs_etp1,
-      rule_deepep_no_pad_to_capacity, rule_rank_capacity_needs_hybridep, rule_graph_modules_need_per_layer_impl,
-      rule_graph_moe_vs_moe_router, rule_graph_preprocess_needs_router, rule_graph_moe_modules_need_experts,
-      rule_graph_mlp_needs_dense_layers, rule_graph_moe_needs_drop_pad, rule_graph_preprocess_host_sync,
-      rule_full_iteration_needs_static_moe, rule_graphs_full_recompute, rule_graph_te_moe_recompute,
-      rule_ep_overlap_graph_modules, rule_graph_delay_wgrad_attn_bias};
-  return first_violation(kRules, s, x);
+      rule_deepep_no_pad_to_capacity, rule_rank_capacity_needs_hybridep};
+  // The CUDA graph rules come last, and each holds without graphs (no implementation, no
+  // modules): skipped then (the enumerator checks thousands of meshes, most without graphs).
+  static constexpr MeshRule kGraphRules[] = {
+      rule_graph_modules_need_per_layer_impl, rule_graph_moe_vs_moe_router, rule_graph_preprocess_needs_router,
+      rule_graph_moe_modules_need_experts, rule_graph_mlp_needs_dense_layers, rule_graph_moe_needs_drop_pad,
+      rule_graph_preprocess_host_sync, rule_full_iteration_needs_static_moe, rule_graphs_full_recompute,
+      rule_graph_te_moe_recompute, rule_ep_overlap_graph_modules, rule_graph_delay_wgrad_attn_bias};
+  if (auto v = first_violation(kRules, s, x)) return v;
+  if (!x.cuda_graphs.any() && x.cuda_graphs.modules == 0) return std::nullopt;
+  return first_violation(kGraphRules, s, x);
 }
 
 RuleResult check_shape_rules(const Scenario& s, const Mesh& x) {

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "evaluate/rules.hpp"
 #include "search/candidate_space.hpp"
 #include "test_scenarios.hpp"
 
@@ -126,6 +127,58 @@ TEST_CASE("shapes share a model class exactly when their stage models are the sa
   }
   CHECK(static_cast<int>(classes.size()) == space.model_classes());
   CHECK(shared > 0);  // shapes of several dp, vpp and offloads share classes
+}
+
+// complete_mesh keeps its pipeline verdicts by the fields the pipeline rules read: on every shape
+// and group set it gives what mesh_for and check_pipeline_rules give.
+TEST_CASE("complete_mesh: the mesh and pipeline verdict of mesh_for and check_pipeline_rules") {
+  std::set<std::string> rules;
+  long long passed = 0, overlap_turned_off = 0;
+  // EP overlap decided by the search (unset), then listed.
+  for (const json& overlaps : {json(nullptr), json{false, true}}) {
+    json search = {{"tp", {4, 8}}, {"cp", {1}}, {"ep", {1, 4}}, {"micro_batch_size", {1, 2, 3}}, {"vpp", {1, 2, 4}},
+                   {"recompute", {"none", "full"}}};
+    if (!overlaps.is_null()) search["ep_comm_overlap"] = overlaps;
+    const Scenario s = testing::scenario_from(
+        {{"model", testing::small_moe_model()},
+         {"cluster", {{"name", "t"}, {"groups", {{{"gpu", "h100-sxm"}, {"nodes", 4}, {"gpus_per_node", 8}},
+                                                 {{"gpu", "a100-sxm-80gb"}, {"nodes", 2}, {"gpus_per_node", 8}}}}}},
+         {"training", {{"global_batch_size", 48}, {"seq_length", 2048}, {"moe_token_dispatcher_type", "alltoall"}}},
+         {"search", search}});
+    PruneCounts pruned;
+    const CandidateSpace space(s, &pruned);
+    for (int round = 0; round < 2; ++round) {  // the second from the kept verdicts
+      for (const MeshShape& shape : space.shapes()) {
+        RuleTally tally;
+        space.for_each_group_set(shape, [&](const GroupSet& set) {
+          Mesh got;
+          std::string_view rule;
+          const bool ok = space.complete_mesh(shape, set, &got, &rule);
+          const Mesh want = space.mesh_for(shape, set);
+          const RuleResult v = check_pipeline_rules(s, want);
+          CHECK(ok == !v.has_value());
+          if (v) {
+            CHECK(rule == v->rule);
+            rules.insert(std::string(v->rule));
+          } else {
+            ++passed;
+          }
+          CHECK(got.pp == want.pp);
+          CHECK(got.ep_comm_overlap == want.ep_comm_overlap);
+          overlap_turned_off += shape.mesh.ep_comm_overlap && !want.ep_comm_overlap;
+          CHECK(got.vpp == want.vpp);
+          CHECK(got.dp == want.dp);
+          CHECK(got.micro_batch_size == want.micro_batch_size);
+          return true;
+        }, &tally);
+      }
+    }
+  }
+  CHECK(passed > 0);
+  CHECK(overlap_turned_off > 0);
+  for (const char* rule : {"vpp_requires_pp", "vpp_microbatches", "ep_overlap_vpp"}) {
+    CHECK_MESSAGE(rules.count(rule) == 1, std::string(rule));
+  }
 }
 
 TEST_CASE("EP overlap: on wherever allowed when unset, as listed otherwise") {

@@ -344,10 +344,35 @@ Mesh CandidateSpace::mesh_for(const MeshShape& shape, const GroupSet& set) const
 }
 
 bool CandidateSpace::complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string_view* rule) const {
-  *out = mesh_for(shape, set);
-  const RuleNamesOnly names;  // only the rule's name is returned
-  if (auto v = check_pipeline_rules(s_, *out)) {
-    *rule = v->rule;
+  int pp = 0;
+  for (int g : set.groups) pp += shape.stages_per_group()[g];
+  const Mesh& x = shape.mesh;
+  PipelineVerdict key;
+  key.pp = pp;
+  key.vpp = x.vpp;
+  key.per_step = static_cast<long long>(x.micro_batch_size) * x.dp;
+  key.overlap = x.ep_comm_overlap;
+  Fnv1a h;
+  for (uint64_t v : {static_cast<uint64_t>(key.pp), static_cast<uint64_t>(key.vpp), static_cast<uint64_t>(key.per_step),
+                     static_cast<uint64_t>(key.overlap)}) {
+    h.add(v);
+  }
+  if (pipeline_verdicts_.empty()) pipeline_verdicts_.resize(kPipelineVerdicts);
+  PipelineVerdict& slot = pipeline_verdicts_[(h.value() ^ h.value() >> 29) % kPipelineVerdicts];
+  if (!slot.known || !slot.same_key(key)) {
+    slot = key;
+    slot.known = true;
+    const Mesh m = mesh_for(shape, set);
+    slot.overlap_after = m.ep_comm_overlap;
+    const RuleNamesOnly names;  // only the rule's name is returned
+    const RuleResult v = check_pipeline_rules(s_, m);
+    slot.rule = v ? v->rule : std::string_view();
+  }
+  *out = x;
+  out->pp = pp;
+  out->ep_comm_overlap = slot.overlap_after;
+  if (!slot.rule.empty()) {
+    *rule = slot.rule;
     return false;
   }
   return true;

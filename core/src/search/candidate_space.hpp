@@ -123,6 +123,23 @@ class CandidateSpace {
   mutable std::unordered_map<uint64_t, int> set_rules_;  // 17-64 groups
   mutable std::vector<int> set_rule_flat_;              // < 17 groups, by mask; -1 unknown
   mutable std::vector<std::string> set_rule_names_{std::string()};  // [0] = "" (passes)
+  // complete_mesh's verdicts, direct mapped by every field its rules read (pp, vpp, the
+  // micro-batches through micro-batch size x dp, the EP overlap; whether the search decides the
+  // overlap is the same for every shape of a space): the many shapes that differ in other fields
+  // share them (a search completes tens of thousands of meshes).
+  struct PipelineVerdict {
+    int pp = 0, vpp = 0;
+    long long per_step = 0;  // micro-batch size x dp
+    bool overlap = false;
+    bool known = false;
+    bool overlap_after = false;  // the complete mesh's EP overlap
+    std::string_view rule;       // the first pipeline rule violated (a literal), empty if none
+    bool same_key(const PipelineVerdict& o) const {
+      return pp == o.pp && vpp == o.vpp && per_step == o.per_step && overlap == o.overlap;
+    }
+  };
+  static constexpr size_t kPipelineVerdicts = 1024;
+  mutable std::vector<PipelineVerdict> pipeline_verdicts_;
   // for_each_group_set's state, kept from one shape to the next (not reentrant). The sets and
   // their verdicts depend on a shape only through stages_per_group, which the shapes of one
   // (tp, cp, dp) share: a walk that ended within one chunk is replayed while that is the same.

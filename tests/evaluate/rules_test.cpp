@@ -3,6 +3,7 @@
 // check_mesh_rules for the mesh-level rules), and evaluate_plan must return "rule:<name>".
 #include <doctest/doctest.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -696,5 +697,66 @@ TEST_CASE("check_shape_rules: the first violation of the shape rules, in order")
   for (const char* rule : {"heads_divisible_by_tp", "ep_overlap_needs_ep", "deepep_no_pad_to_capacity",
                            "graph_modules_need_per_layer_impl", "graphs_full_recompute"}) {
     CHECK_MESSAGE(seen.count(rule) == 1, std::string(rule));
+  }
+}
+
+// The enumerator keeps the verdicts of the shape rules past the grid for a whole search, by
+// (tp x ep > 1, ep > 1, etp > 1) and the other fields: those rules may read no other grid field.
+TEST_CASE("check_shape_rules_past_grid reads the grid only through tp x ep > 1, ep > 1, etp > 1") {
+  using namespace hapmoe;
+  Scenario s = base();
+  s.model.add_bias_linear = true;  // moe_bias_needs_etp1 applies
+  std::vector<CudaGraphs> graphs(3);
+  graphs[1].impl = GraphImpl::kTransformerEngine;
+  graphs[1].modules = kGraphAttn;
+  graphs[2].impl = GraphImpl::kFullIteration;
+  std::map<std::vector<int>, std::string> verdict;  // by (flags, other fields) -> first rule ("" passes)
+  std::set<std::string> rules;
+  for (int tp : {1, 2, 4}) {
+    for (int ep : {1, 2, 4}) {
+      for (int etp : {1, 2}) {
+        for (int cp : {1, 2}) {
+          for (int dp : {1, 3}) {
+            for (int mbs : {1, 2}) {
+              for (const Recompute& rc : {Recompute::kNone, Recompute::kFull}) {
+                for (bool overlap : {false, true}) {
+                  for (double offload : {0.0, 0.5}) {
+                    for (Dispatch d : {Dispatch::kAlltoall, Dispatch::kAllgather, Dispatch::kDeepEp}) {
+                      for (size_t gi = 0; gi < graphs.size(); ++gi) {
+                        Mesh m;
+                        m.tp = tp;
+                        m.ep = ep;
+                        m.etp = etp;
+                        m.cp = cp;
+                        m.dp = dp;
+                        m.micro_batch_size = mbs;
+                        m.sequence_parallel = tp > 1 && dp > 1;
+                        m.pp = dp;
+                        m.vpp = mbs;
+                        m.recompute = rc;
+                        m.ep_comm_overlap = overlap;
+                        m.optimizer_offload_fraction = offload;
+                        m.dispatch = d;
+                        m.cuda_graphs = graphs[gi];
+                        const RuleResult v = check_shape_rules_past_grid(s, m);
+                        const std::string rule = v ? std::string(v->rule) : std::string();
+                        const std::vector<int> key = {tp * ep > 1, ep > 1, etp > 1, rc.key(), overlap, offload > 0,
+                                                      static_cast<int>(d), static_cast<int>(gi)};
+                        const auto [at, first] = verdict.emplace(key, rule);
+                        if (!first) CHECK(at->second == rule);
+                        if (!rule.empty()) rules.insert(rule);
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  for (const char* rule : {"flex_dispatcher_needs_tp_ep", "ep_overlap_needs_ep", "moe_bias_needs_etp1"}) {
+    CHECK_MESSAGE(rules.count(rule) == 1, std::string(rule));
   }
 }

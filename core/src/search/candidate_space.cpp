@@ -91,6 +91,14 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
     complete_ = ++combinations_ <= max_combinations && static_cast<long long>(shapes_.size()) < max_shapes;
     return complete_;
   };
+  // Past the grid, the shape rules read tp, ep and etp only through tp x ep > 1, ep > 1 and etp > 1,
+  // and no other field of the grid (rules_test): their verdicts are kept for the whole space by
+  // those three and the (stack, recompute, overlap, offload) indices, one byte each (0 unknown, 1
+  // passes, else the rule past_grid_names[v - 2]). Indexed: a linear look-up made long search
+  // lists quadratic (230 ns per combination with 100 offload fractions and 6 recompute choices).
+  const size_t keys = stacks.size() * rcs.size() * 2 * (offloads.size() + 1);
+  std::vector<unsigned char> past_grid(8 * keys, 0);
+  std::vector<std::string_view> past_grid_names;  // the rules' names (literals), fewer than 254
   // Model classes of one (tp, cp), by (ep, etp, micro-batch size, stack index, recompute index):
   // dp and vpp, the loops that repeat them, leave the models as they are. Looked up once per
   // shape kept (a table over every combination would be the product of the search lists).
@@ -168,27 +176,27 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
           // One shape per base, its mesh fields set below for each combination (all of them are).
           MeshShape shape;
           shape.mesh = base;
-          // The shape rules read neither vpp nor pp: a verdict found for the first vpp is reused
-          // for the others (key: recompute, overlap and offload indices; the value: the first
-          // violated rule's name, empty when the mesh passes). Indexed by the key: a linear
-          // look-up made long search lists quadratic (230 ns per combination with 100 offload
-          // fractions and 6 recompute choices).
-          const size_t keys = stacks.size() * rcs.size() * 2 * (offloads.size() + 1);
-          std::vector<std::string_view> verdicts(keys);
-          std::vector<char> known(keys, 0);
           std::string_view grid_rule;  // check_grid_rules' verdict on the current (ep, etp, micro-batch size)
+          size_t grid_flags = 0;       // past_grid's rows of the current (tp, ep, etp)
           auto shape_rule = [&](size_t key, const Mesh& m) {
-            if (!known[key]) {
-              const RuleResult v = grid_rule.empty() ? check_shape_rules_past_grid(s, m) : std::nullopt;
-              verdicts[key] = !grid_rule.empty() ? grid_rule : v ? v->rule : std::string_view();
-              known[key] = 1;
+            if (!grid_rule.empty()) return grid_rule;
+            unsigned char& v = past_grid[grid_flags + key];
+            if (v == 0) {
+              const RuleResult r = check_shape_rules_past_grid(s, m);
+              if (!r) {
+                v = 1;
+              } else {
+                auto name = std::find(past_grid_names.begin(), past_grid_names.end(), r->rule);
+                if (name == past_grid_names.end()) name = past_grid_names.insert(name, r->rule);
+                v = static_cast<unsigned char>(2 + (name - past_grid_names.begin()));
+              }
             }
-            return verdicts[key];
+            return v == 1 ? std::string_view() : past_grid_names[v - 2];
           };
           for (int ep : eps) {
             for (int etp : or_default(sp.etp, etps_default)) {
+              grid_flags = ((static_cast<long long>(tp) * ep > 1 ? 1 : 0) | (ep > 1 ? 2 : 0) | (etp > 1 ? 4 : 0)) * keys;
               for (int mbs : mbss) {
-                std::fill(known.begin(), known.end(), 0);
                 shape.mesh.ep = ep;
                 shape.mesh.etp = etp;
                 shape.mesh.micro_batch_size = mbs;

@@ -41,6 +41,7 @@ TEST_CASE("fair_share_cap and walk_allowance share a walk budget between shapes"
   CHECK(fair_share_cap({3, 5, 2}, 9) == 4);           // 3 + 4 + 2
   CHECK(fair_share_cap({10, 10, 10}, 7) == 2);
   CHECK(fair_share_cap({1, 100, 100}, 41) == 20);     // 1 + 20 + 20
+  CHECK(fair_share_cap({1LL << 62, 5}, 100) == 95);   // a saturated count, no overflow
   // Many shapes of few sets: a cap (3 of 7) would leave out every shape's larger sets, so whole
   // walks for an evenly spread part of the shapes (the cap's 30 sets: 4 shapes) instead.
   const std::vector<long long> a = walk_allowance(std::vector<long long>(10, 7), 35);

@@ -79,7 +79,16 @@ bool past_deadline(const SearchBudget& b) {
   return b.deadline_s < std::numeric_limits<double>::infinity() && search_clock_s() >= b.deadline_s;
 }
 
-long long fair_share_cap(std::vector<long long> counts, long long budget) {
+long long fair_share_cap(const std::vector<long long>& given, long long budget) {
+  // Within the budget, every count is served whole (the sorted walk below ends the same way):
+  // known without sorting the thousands of shapes' counts.
+  long long sum = 0;
+  for (long long c : given) {
+    sum += c;
+    if (sum > budget) break;
+  }
+  if (sum <= budget) return 1LL << 62;
+  std::vector<long long> counts = given;
   std::sort(counts.begin(), counts.end());
   long long below = 0;  // the counts served whole so far
   for (size_t i = 0; i < counts.size(); ++i) {

@@ -24,7 +24,7 @@ void add_budget_use(const SearchStats& from, SearchStats* to);
 // The largest cap such that sum over i of min(counts[i], cap) <= budget (water-filling): every
 // count below it is served whole and the larger ones share the rest equally. 2^62 (no cap) when
 // the counts add up to at most the budget.
-long long fair_share_cap(std::vector<long long> counts, long long budget);
+long long fair_share_cap(const std::vector<long long>& counts, long long budget);
 
 // How many of its counts[i] group sets each mesh shape may walk within `budget` sets in all:
 // every one when they fit; else the water-filling cap when it leaves each shape at least

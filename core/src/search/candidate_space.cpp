@@ -94,11 +94,22 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
   // Past the grid, the shape rules read tp, ep and etp only through tp x ep > 1, ep > 1 and etp > 1,
   // and no other field of the grid (rules_test): their verdicts are kept for the whole space by
   // those three and the (stack, recompute, overlap, offload) indices, one byte each (0 unknown, 1
-  // passes, else the rule past_grid_names[v - 2]). Indexed: a linear look-up made long search
-  // lists quadratic (230 ns per combination with 100 offload fractions and 6 recompute choices).
+  // passes, else rule_code(name) + 1). Indexed: a linear look-up made long search lists quadratic
+  // (230 ns per combination with 100 offload fractions and 6 recompute choices).
   const size_t keys = stacks.size() * rcs.size() * 2 * (offloads.size() + 1);
   std::vector<unsigned char> past_grid(8 * keys, 0);
-  std::vector<std::string_view> past_grid_names;  // the rules' names (literals), fewer than 254
+  // Shape rules by code (0: passes; the names are literals, fewer than 254 shape rules), and the
+  // combinations each cut, added to the tally once.
+  std::vector<std::string_view> rule_names{std::string_view()};
+  std::vector<long long> cut_by_code{0};
+  auto rule_code = [&](const RuleResult& r) {
+    if (!r) return 0;
+    const auto name = std::find(rule_names.begin() + 1, rule_names.end(), r->rule);
+    if (name != rule_names.end()) return static_cast<int>(name - rule_names.begin());
+    rule_names.push_back(r->rule);
+    cut_by_code.push_back(0);
+    return static_cast<int>(rule_names.size() - 1);
+  };
   // Model classes of one (tp, cp), by (ep, etp, micro-batch size, stack index, recompute index):
   // dp and vpp, the loops that repeat them, leave the models as they are. Looked up once per
   // shape kept (a table over every combination would be the product of the search lists).
@@ -176,22 +187,14 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
           // One shape per base, its mesh fields set below for each combination (all of them are).
           MeshShape shape;
           shape.mesh = base;
-          std::string_view grid_rule;  // check_grid_rules' verdict on the current (ep, etp, micro-batch size)
-          size_t grid_flags = 0;       // past_grid's rows of the current (tp, ep, etp)
+          int grid_rule = 0;     // check_grid_rules' verdict on the current (ep, etp, micro-batch size)
+          size_t grid_flags = 0;  // past_grid's rows of the current (tp, ep, etp)
+          // The code of the first shape rule the mesh violates (0: none).
           auto shape_rule = [&](size_t key, const Mesh& m) {
-            if (!grid_rule.empty()) return grid_rule;
+            if (grid_rule != 0) return grid_rule;
             unsigned char& v = past_grid[grid_flags + key];
-            if (v == 0) {
-              const RuleResult r = check_shape_rules_past_grid(s, m);
-              if (!r) {
-                v = 1;
-              } else {
-                auto name = std::find(past_grid_names.begin(), past_grid_names.end(), r->rule);
-                if (name == past_grid_names.end()) name = past_grid_names.insert(name, r->rule);
-                v = static_cast<unsigned char>(2 + (name - past_grid_names.begin()));
-              }
-            }
-            return v == 1 ? std::string_view() : past_grid_names[v - 2];
+            if (v == 0) v = static_cast<unsigned char>(1 + rule_code(check_shape_rules_past_grid(s, m)));
+            return v - 1;
           };
           for (int ep : eps) {
             for (int etp : or_default(sp.etp, etps_default)) {
@@ -200,8 +203,7 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
                 shape.mesh.ep = ep;
                 shape.mesh.etp = etp;
                 shape.mesh.micro_batch_size = mbs;
-                const RuleResult grid = check_grid_rules(s, shape.mesh);
-                grid_rule = grid ? grid->rule : std::string_view();
+                grid_rule = rule_code(check_grid_rules(s, shape.mesh));
                 for (int vpp : vpps) {
                   for (size_t si = 0; si < stacks.size(); ++si) {
                     if (!stack_stages[si]) continue;
@@ -222,14 +224,14 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
                         const size_t key = (combo * 2 + (overlap ? 1 : 0)) * (offloads.size() + 1);
                         if (overlap_auto) {
                           shape.ep_overlap_auto = true;
-                          shape.mesh.ep_comm_overlap = shape_rule(key + offloads.size(), shape.mesh).empty();
+                          shape.mesh.ep_comm_overlap = shape_rule(key + offloads.size(), shape.mesh) == 0;
                         }
                         const size_t checked = (combo * 2 + (shape.mesh.ep_comm_overlap ? 1 : 0)) * (offloads.size() + 1);
                         for (size_t fi = 0; fi < offloads.size(); ++fi) {
                           if (!count_combination()) return;
                           shape.mesh.optimizer_offload_fraction = offloads[fi];
-                          if (const std::string_view rule = shape_rule(checked + fi, shape.mesh); !rule.empty()) {
-                            cuts.count(rule);
+                          if (const int rule = shape_rule(checked + fi, shape.mesh); rule != 0) {
+                            ++cut_by_code[rule];
                             continue;
                           }
                           if (model_class < 0) {
@@ -250,6 +252,9 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
       }
     }
   }();
+  for (size_t k = 1; k < rule_names.size(); ++k) {
+    if (cut_by_code[k] > 0) cuts.count(rule_names[k], cut_by_code[k]);
+  }
   cuts.add_to(pruned);
 }
 

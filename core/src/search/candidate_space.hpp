@@ -28,9 +28,13 @@ using PruneCounts = std::map<std::string, long long>;  // rule name -> candidate
 class RuleTally {
  public:
   void count(std::string_view rule, long long n = 1) {
-    auto known = std::find_if(counts_.begin(), counts_.end(), [&](const auto& c) { return c.first == rule; });
-    if (known == counts_.end()) known = counts_.insert(counts_.end(), {std::string(rule), 0});
-    known->second += n;
+    // The rule counted last first: cuts come in runs of one rule (the entry build counts per shape).
+    if (last_ >= counts_.size() || counts_[last_].first != rule) {
+      auto known = std::find_if(counts_.begin(), counts_.end(), [&](const auto& c) { return c.first == rule; });
+      if (known == counts_.end()) known = counts_.insert(counts_.end(), {std::string(rule), 0});
+      last_ = static_cast<size_t>(known - counts_.begin());
+    }
+    counts_[last_].second += n;
   }
   void add_to(PruneCounts* pruned) const {
     for (const auto& [rule, n] : counts_) {
@@ -40,6 +44,7 @@ class RuleTally {
 
  private:
   std::vector<std::pair<std::string, long long>> counts_;
+  size_t last_ = 0;  // counts_'s entry counted last
 };
 
 // A mesh shape without its pipeline size, and how many stages each node group can hold.

@@ -207,12 +207,13 @@ struct EntryBuilder : SearchContext {
       count_rules();
       shape_need_known = false;
       long long sets_left = allowed[i];
-      space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &cuts_,
+      space.for_each_group_set(shape, [&](const GroupSet& set) { return add(static_cast<int>(i), shape, set); }, &set_cuts_,
                                &sets_left);
       walked += (allowed[i] - sets_left) * units;
     }
     count_rules();
     cuts_.add_to(&st.pruned);
+    set_cuts_.add_to(&st.pruned);
     if (memory_bound > 0) st.pruned["memory_bound"] += memory_bound;
     if (st.entries_dropped > 0) st.reached("entries");
     entries.assign(std::move(built_));
@@ -342,7 +343,9 @@ struct EntryBuilder : SearchContext {
     return slot.sum;
   }
 
-  RuleTally cuts_;  // sets cut by the set and pipeline rules, added to st.pruned once
+  // Sets cut by the pipeline rules, and by the set rules and pp range (apart: a tally is
+  // quickest counting one rule after another), added to st.pruned once.
+  RuleTally cuts_, set_cuts_;
 
   void count_rules() {
     for (const PipelineRule& r : rule_of_pp) {

@@ -117,6 +117,7 @@ class CandidateSpace {
     uint32_t size;
   };
   static constexpr size_t kSetChunk = size_t{1} << 14;  // items walked at a time (bounds the memory)
+  static constexpr long long kReservedShapes = 8192;     // shapes reserved before the enumeration, at most
 
   bool next_set(const MeshShape& shape, std::vector<int>& counts) const;
   // Walks on from walk_counts_ (from_start: from the first set), replacing walk_items_ with up to

@@ -51,10 +51,14 @@ json random_instance(std::mt19937& rng) {
     groups.push_back({{"gpu", gpu}, {"nodes", 1}, {"gpus_per_node", pick({"2", "4"})[0] - '0'}});
   }
   const int gbs = 8 * in(1, 8);
+  json training = {{"global_batch_size", gbs}, {"seq_length", 1024 * in(1, 4)},
+                   {"moe_load_imbalance", 1.0 + 0.1 * in(0, 5)}};
+  // The alltoall dispatcher: EP overlap on wherever allowed (ep > 1, and vpp > 1 once pp > 1), so
+  // one shape's sets have models with and without it.
+  if (moe && in(0, 1)) training["moe_token_dispatcher_type"] = "alltoall";
   return {{"model", model},
           {"cluster", {{"name", "generated"}, {"groups", groups}}},
-          {"training", {{"global_batch_size", gbs}, {"seq_length", 1024 * in(1, 4)},
-                        {"moe_load_imbalance", 1.0 + 0.1 * in(0, 5)}}},
+          {"training", training},
           {"search", {{"tp", {1, 2}}, {"cp", {1}}, {"ep", {1, 2, 4}}, {"micro_batch_size", {1, 2}},
                       {"vpp", {1, 2}}, {"top_k", 3}, {"baselines", false},
                       {"memory_margin_fraction", 0}}}};  // the time order alone (brute force's objective)

@@ -76,12 +76,17 @@ class ClassModels {
     const StageCostModel* model = nullptr;
     const GroupLayerTimes* times = nullptr;
   };
+  // 1 + (the shape's model class, the EP overlap of its complete mesh), which decide the stage
+  // models of each group; 0 when the shape has no class.
+  static uint64_t class_of(const MeshShape& shape, const Mesh& mesh) {
+    if (shape.model_class < 0) return 0;
+    return static_cast<uint64_t>(shape.model_class) * 2 + (mesh.ep_comm_overlap ? 1 : 0) + 1;
+  }
   // mesh: the shape's complete mesh (its EP overlap decided).
   Found get(const MeshShape& shape, const Mesh& mesh, int g) {
-    if (shape.model_class < 0) return make(mesh, g);
-    const uint64_t key =
-        (static_cast<uint64_t>(shape.model_class) * 2 + (mesh.ep_comm_overlap ? 1 : 0)) * shape.stages_per_group().size() +
-        static_cast<uint64_t>(g) + 1;
+    const uint64_t of = class_of(shape, mesh);
+    if (of == 0) return make(mesh, g);
+    const uint64_t key = (of - 1) * shape.stages_per_group().size() + static_cast<uint64_t>(g) + 1;
     if (slots_.empty()) slots_.resize(kSlots);
     Slot& slot = slots_[(key * 0x9E3779B97F4A7C15ull >> 32) % kSlots];
     if (slot.key != key) slot = {key, make(mesh, g)};
@@ -343,6 +348,26 @@ struct EntryBuilder : SearchContext {
     return slot.sum;
   }
 
+  // cheapest_sum of a set's layer times by (model class, EP overlap, the set's groups), direct
+  // mapped: the times depend on nothing else (ClassModels), and the shapes of a class (dp, vpp and
+  // offload variants) bound the same sets again.
+  struct ClassSumSlot {
+    uint64_t class_key = 0;  // ClassModels::class_of; 0: unused
+    uint64_t mask = 0;
+    double sum = 0;
+  };
+  static constexpr size_t kClassSumSlots = 4096;
+  std::vector<ClassSumSlot> class_sums_;
+  double class_sum(const MeshShape& shape, const Mesh& mesh, uint64_t mask, const std::vector<const GroupLayerTimes*>& tv) {
+    const uint64_t key = ClassModels::class_of(shape, mesh);
+    if (key == 0 || shape.stages_per_group().size() > 64) return cheapest_sum(tv);
+    if (class_sums_.empty()) class_sums_.resize(kClassSumSlots);
+    const uint64_t h = (key * 0x9E3779B97F4A7C15ull) ^ (mask * 0xC2B2AE3D27D4EB4Full);
+    ClassSumSlot& slot = class_sums_[(h >> 32) % kClassSumSlots];
+    if (slot.class_key != key || slot.mask != mask) slot = {key, mask, cheapest_sum(tv)};
+    return slot.sum;
+  }
+
   // Sets cut by the pipeline rules, and by the set rules and pp range (apart: a tally is
   // quickest counting one rule after another), added to st.pruned once.
   RuleTally cuts_, set_cuts_;
@@ -386,11 +411,13 @@ struct EntryBuilder : SearchContext {
     stages.clear();
     // A group's stage model is the same for every set of the shape but for the EP overlap, which
     // depends on pp (ep_overlap_auto): kept by class, overlap and group.
+    uint64_t mask = 0;  // the set's groups (when fewer than 65)
     for (int g : set.groups) {
       tv.push_back(models.get(shape, mesh, g).times);
       stages.push_back(shape.stages_per_group()[g]);
+      mask |= uint64_t{1} << (g & 63);
     }
-    const double sum_c = cheapest_sum(tv);
+    const double sum_c = class_sum(shape, mesh, mask, tv);
     const double bound = set_lower_bound_s(tv, stages, s.model.num_layers, num_microbatches(s.training, mesh), mesh.vpp,
                                            true, nullptr, &sum_c);
     keep({bound, shape_index, -1}, set);

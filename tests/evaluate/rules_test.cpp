@@ -573,6 +573,46 @@ TEST_CASE("check_shape_rules reads neither pp nor vpp") {
   CHECK(passing > 0);
 }
 
+namespace {
+// CUDA graph settings for the shape-rule tests: none, TE with moe and moe_router, local, full
+// iteration, modules without an implementation, TE with attn.
+std::vector<hapmoe::CudaGraphs> graph_settings() {
+  using namespace hapmoe;
+  std::vector<CudaGraphs> graphs(6);
+  graphs[1].impl = GraphImpl::kTransformerEngine;
+  graphs[1].modules = kGraphMoe | kGraphMoeRouter;
+  graphs[2].impl = GraphImpl::kLocal;
+  graphs[3].impl = GraphImpl::kFullIteration;
+  graphs[4].modules = kGraphAttn;
+  graphs[5].impl = GraphImpl::kTransformerEngine;
+  graphs[5].modules = kGraphAttn;
+  return graphs;
+}
+
+// Calls fn(m) with m's fields past the grid (recompute, EP overlap, offload, dispatcher, CUDA
+// graphs) set to each combination of a few values; its grid fields as given.
+template <class F>
+void for_each_past_grid(hapmoe::Mesh m, F fn) {
+  using namespace hapmoe;
+  for (const Recompute& rc : {Recompute::kNone, Recompute::kFull}) {
+    for (bool overlap : {false, true}) {
+      for (double offload : {0.0, 0.5}) {
+        for (Dispatch d : {Dispatch::kAlltoall, Dispatch::kAllgather, Dispatch::kDeepEp}) {
+          for (const CudaGraphs& g : graph_settings()) {
+            m.recompute = rc;
+            m.ep_comm_overlap = overlap;
+            m.optimizer_offload_fraction = offload;
+            m.dispatch = d;
+            m.cuda_graphs = g;
+            fn(m);
+          }
+        }
+      }
+    }
+  }
+}
+}  // namespace
+
 // The enumerator checks check_grid_rules once per (tp, cp, dp, ep, etp, micro-batch size) and
 // reuses its verdict for every recompute choice, EP overlap, offload and software stack: no grid
 // rule may read those. check_shape_rules is the grid's first violation, else the others'.
@@ -580,47 +620,30 @@ TEST_CASE("check_grid_rules reads only the parallel grid") {
   Scenario s = base();
   s.training.moe_token_dispatcher_type = hapmoe::Dispatcher::kAlltoall;
   s.model.mtp_num_layers = 2;  // ep_overlap_mtp cuts every overlap: some non-grid rule fails
-  hapmoe::CudaGraphs te;
-  te.impl = hapmoe::GraphImpl::kTransformerEngine;
-  hapmoe::CudaGraphs full;
-  full.impl = hapmoe::GraphImpl::kFullIteration;
   int grid_cuts = 0, later_cuts = 0;
   for (int tp : {1, 2, 4, 8, 16}) {
     for (int ep : {1, 2, 4, 16}) {
       for (int dp : {1, 2, 3}) {
         for (int mbs : {1, 3}) {
-          hapmoe::Mesh m;
-          m.tp = tp;
-          m.ep = ep;
-          m.dp = dp;
-          m.micro_batch_size = mbs;
-          m.sequence_parallel = tp > 1;
-          const auto grid = hapmoe::check_grid_rules(s, m);
-          for (const Recompute& rc : {Recompute::kNone, Recompute::kFull}) {
-            for (bool overlap : {false, true}) {
-              for (double offload : {0.0, 0.5}) {
-                for (hapmoe::Dispatch d : {hapmoe::Dispatch::kAlltoall, hapmoe::Dispatch::kDeepEp}) {
-                  for (const hapmoe::CudaGraphs& g : {hapmoe::CudaGraphs{}, te, full}) {
-                    m.recompute = rc;
-                    m.ep_comm_overlap = overlap;
-                    m.optimizer_offload_fraction = offload;
-                    m.dispatch = d;
-                    m.cuda_graphs = g;
-                    const auto again = hapmoe::check_grid_rules(s, m);
-                    REQUIRE(again.has_value() == grid.has_value());
-                    if (grid) CHECK(again->rule == grid->rule);
-                    const auto shape = hapmoe::check_shape_rules(s, m);
-                    const auto later = hapmoe::check_shape_rules_past_grid(s, m);
-                    const auto& expected = grid ? grid : later;
-                    REQUIRE(shape.has_value() == expected.has_value());
-                    if (shape) CHECK(shape->rule == expected->rule);
-                    grid_cuts += grid.has_value();
-                    later_cuts += !grid && later.has_value();
-                  }
-                }
-              }
-            }
-          }
+          hapmoe::Mesh grid_mesh;
+          grid_mesh.tp = tp;
+          grid_mesh.ep = ep;
+          grid_mesh.dp = dp;
+          grid_mesh.micro_batch_size = mbs;
+          grid_mesh.sequence_parallel = tp > 1;
+          const auto grid = hapmoe::check_grid_rules(s, grid_mesh);
+          for_each_past_grid(grid_mesh, [&](const hapmoe::Mesh& m) {
+            const auto again = hapmoe::check_grid_rules(s, m);
+            REQUIRE(again.has_value() == grid.has_value());
+            if (grid) CHECK(again->rule == grid->rule);
+            const auto shape = hapmoe::check_shape_rules(s, m);
+            const auto later = hapmoe::check_shape_rules_past_grid(s, m);
+            const auto& expected = grid ? grid : later;
+            REQUIRE(shape.has_value() == expected.has_value());
+            if (shape) CHECK(shape->rule == expected->rule);
+            grid_cuts += grid.has_value();
+            later_cuts += !grid && later.has_value();
+          });
         }
       }
     }
@@ -645,14 +668,6 @@ TEST_CASE("check_shape_rules: the first violation of the shape rules, in order")
       rule_graph_mlp_needs_dense_layers, rule_graph_moe_needs_drop_pad, rule_graph_preprocess_host_sync,
       rule_full_iteration_needs_static_moe, rule_graphs_full_recompute, rule_graph_te_moe_recompute,
       rule_ep_overlap_graph_modules, rule_graph_delay_wgrad_attn_bias};
-  std::vector<CudaGraphs> graphs(6);
-  graphs[1].impl = GraphImpl::kTransformerEngine;
-  graphs[1].modules = kGraphMoe | kGraphMoeRouter;
-  graphs[2].impl = GraphImpl::kLocal;
-  graphs[3].impl = GraphImpl::kFullIteration;
-  graphs[4].modules = kGraphAttn;  // modules without a per-layer implementation
-  graphs[5].impl = GraphImpl::kTransformerEngine;
-  graphs[5].modules = kGraphAttn;
   std::set<std::string> seen;
   for (bool pad : {false, true}) {
     Scenario s = base();
@@ -660,36 +675,23 @@ TEST_CASE("check_shape_rules: the first violation of the shape rules, in order")
     s.training.use_distributed_optimizer = !pad;
     for (int tp : {1, 2, 3}) {
       for (int ep : {1, 4}) {
-        for (const Recompute& rc : {Recompute::kNone, Recompute::kFull}) {
-          for (bool overlap : {false, true}) {
-            for (double offload : {0.0, 0.5}) {
-              for (Dispatch d : {Dispatch::kAlltoall, Dispatch::kAllgather, Dispatch::kDeepEp}) {
-                for (const CudaGraphs& g : graphs) {
-                  Mesh m;
-                  m.tp = tp;
-                  m.ep = ep;
-                  m.dp = 2;
-                  m.sequence_parallel = tp > 1;
-                  m.recompute = rc;
-                  m.ep_comm_overlap = overlap;
-                  m.optimizer_offload_fraction = offload;
-                  m.dispatch = d;
-                  m.cuda_graphs = g;
-                  RuleResult expected;
-                  for (Rule r : order) {
-                    if ((expected = r(s, m))) break;
-                  }
-                  const RuleResult got = check_shape_rules(s, m);
-                  REQUIRE(got.has_value() == expected.has_value());
-                  if (got) {
-                    CHECK(got->rule == expected->rule);
-                    seen.insert(std::string(got->rule));
-                  }
-                }
-              }
-            }
+        Mesh grid_mesh;
+        grid_mesh.tp = tp;
+        grid_mesh.ep = ep;
+        grid_mesh.dp = 2;
+        grid_mesh.sequence_parallel = tp > 1;
+        for_each_past_grid(grid_mesh, [&](const Mesh& m) {
+          RuleResult expected;
+          for (Rule r : order) {
+            if ((expected = r(s, m))) break;
           }
-        }
+          const RuleResult got = check_shape_rules(s, m);
+          REQUIRE(got.has_value() == expected.has_value());
+          if (got) {
+            CHECK(got->rule == expected->rule);
+            seen.insert(std::string(got->rule));
+          }
+        });
       }
     }
   }
@@ -706,10 +708,6 @@ TEST_CASE("check_shape_rules_past_grid reads the grid only through tp x ep > 1, 
   using namespace hapmoe;
   Scenario s = base();
   s.model.add_bias_linear = true;  // moe_bias_needs_etp1 applies
-  std::vector<CudaGraphs> graphs(3);
-  graphs[1].impl = GraphImpl::kTransformerEngine;
-  graphs[1].modules = kGraphAttn;
-  graphs[2].impl = GraphImpl::kFullIteration;
   std::map<std::vector<int>, std::string> verdict;  // by (flags, other fields) -> first rule ("" passes)
   std::set<std::string> rules;
   for (int tp : {1, 2, 4}) {
@@ -718,38 +716,26 @@ TEST_CASE("check_shape_rules_past_grid reads the grid only through tp x ep > 1, 
         for (int cp : {1, 2}) {
           for (int dp : {1, 3}) {
             for (int mbs : {1, 2}) {
-              for (const Recompute& rc : {Recompute::kNone, Recompute::kFull}) {
-                for (bool overlap : {false, true}) {
-                  for (double offload : {0.0, 0.5}) {
-                    for (Dispatch d : {Dispatch::kAlltoall, Dispatch::kAllgather, Dispatch::kDeepEp}) {
-                      for (size_t gi = 0; gi < graphs.size(); ++gi) {
-                        Mesh m;
-                        m.tp = tp;
-                        m.ep = ep;
-                        m.etp = etp;
-                        m.cp = cp;
-                        m.dp = dp;
-                        m.micro_batch_size = mbs;
-                        m.sequence_parallel = tp > 1 && dp > 1;
-                        m.pp = dp;
-                        m.vpp = mbs;
-                        m.recompute = rc;
-                        m.ep_comm_overlap = overlap;
-                        m.optimizer_offload_fraction = offload;
-                        m.dispatch = d;
-                        m.cuda_graphs = graphs[gi];
-                        const RuleResult v = check_shape_rules_past_grid(s, m);
-                        const std::string rule = v ? std::string(v->rule) : std::string();
-                        const std::vector<int> key = {tp * ep > 1, ep > 1, etp > 1, rc.key(), overlap, offload > 0,
-                                                      static_cast<int>(d), static_cast<int>(gi)};
-                        const auto [at, first] = verdict.emplace(key, rule);
-                        if (!first) CHECK(at->second == rule);
-                        if (!rule.empty()) rules.insert(rule);
-                      }
-                    }
-                  }
-                }
-              }
+              Mesh grid_mesh;
+              grid_mesh.tp = tp;
+              grid_mesh.ep = ep;
+              grid_mesh.etp = etp;
+              grid_mesh.cp = cp;
+              grid_mesh.dp = dp;
+              grid_mesh.micro_batch_size = mbs;
+              grid_mesh.sequence_parallel = tp > 1 && dp > 1;
+              grid_mesh.pp = dp;
+              grid_mesh.vpp = mbs;
+              for_each_past_grid(grid_mesh, [&](const Mesh& m) {
+                const RuleResult v = check_shape_rules_past_grid(s, m);
+                const std::string rule = v ? std::string(v->rule) : std::string();
+                const std::vector<int> key = {tp * ep > 1, ep > 1, etp > 1, m.recompute.key(), m.ep_comm_overlap,
+                                              m.optimizer_offload_fraction > 0, static_cast<int>(m.dispatch),
+                                              m.cuda_graphs.key()};
+                const auto [at, first] = verdict.emplace(key, rule);
+                if (!first) CHECK(at->second == rule);
+                if (!rule.empty()) rules.insert(rule);
+              });
             }
           }
         }

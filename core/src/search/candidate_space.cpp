@@ -224,10 +224,7 @@ CandidateSpace::CandidateSpace(const Scenario& s, PruneCounts* pruned, long long
                     for (size_t ri = 0; ri < rcs.size(); ++ri) {
                       int model_class = -1;  // this combination's, once a shape of it is kept
                       for (bool overlap : overlaps) {
-                        shape.mesh.ep = ep;
-                        shape.mesh.etp = etp;
-                        shape.mesh.micro_batch_size = mbs;
-                        shape.mesh.vpp = vpp;
+                        shape.mesh.vpp = vpp;  // (ep, etp and micro-batch size set above)
                         shape.mesh.recompute = rcs[ri];
                         shape.mesh.ep_comm_overlap = overlap;
                         shape.mesh.dispatch = stacks[si].first;
@@ -360,8 +357,7 @@ int CandidateSpace::group_set_rule(const std::vector<int>& groups) const {
 
 Mesh CandidateSpace::mesh_for(const MeshShape& shape, const GroupSet& set) const {
   Mesh m = shape.mesh;
-  m.pp = 0;
-  for (int g : set.groups) m.pp += shape.stages_per_group()[g];
+  m.pp = pp_of(shape, set);
   if (shape.ep_overlap_auto) {
     const RuleNamesOnly names;
     if (rule_ep_overlap_vpp(s_, m)) m.ep_comm_overlap = false;  // not allowed at this pp
@@ -369,9 +365,14 @@ Mesh CandidateSpace::mesh_for(const MeshShape& shape, const GroupSet& set) const
   return m;
 }
 
-bool CandidateSpace::complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string_view* rule) const {
+int CandidateSpace::pp_of(const MeshShape& shape, const GroupSet& set) {
   int pp = 0;
   for (int g : set.groups) pp += shape.stages_per_group()[g];
+  return pp;
+}
+
+bool CandidateSpace::complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string_view* rule) const {
+  const int pp = pp_of(shape, set);
   const Mesh& x = shape.mesh;
   PipelineVerdict key;
   key.pp = pp;

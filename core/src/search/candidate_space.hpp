@@ -96,7 +96,9 @@ class CandidateSpace {
   // How many group sets for_each_group_set walks for a shape (cut ones too; saturates at 2^62).
   long long group_set_count(const MeshShape& shape) const;
 
-  // The mesh of a shape and a set: pp is the sum of the set's stages.
+  // The pipeline size of a shape on a set: the sum of the set's stages.
+  static int pp_of(const MeshShape& shape, const GroupSet& set);
+  // The mesh of a shape and a set: pp is pp_of.
   Mesh mesh_for(const MeshShape& shape, const GroupSet& set) const;
   // The complete mesh of a shape and a set (pp filled in), or a violated rule's name (a literal).
   bool complete_mesh(const MeshShape& shape, const GroupSet& set, Mesh* out, std::string_view* rule) const;

@@ -244,7 +244,7 @@ struct EntryBuilder : SearchContext {
       double per_s = 0, moe_per_s = 0;
       int pp = 0;
       for (int g : all.groups) {
-        tv.push_back(&times.get(cache.get(x, g)));
+        tv.push_back(models.get(shape, x, g).times);
         const int stages = shape.stages_per_group()[g];
         pp += stages;
         per_s += stages / tv.back()->min_layer_s;
@@ -383,8 +383,7 @@ struct EntryBuilder : SearchContext {
   // bound cuts it; false once the entry budget is spent.
   [[gnu::noinline]] bool add(int shape_index, const MeshShape& shape, const GroupSet& set) {
     // The mesh and the pipeline rules depend on the set only through pp: made and checked once per pp.
-    int pp = 0;
-    for (int g : set.groups) pp += shape.stages_per_group()[g];
+    const int pp = CandidateSpace::pp_of(shape, set);
     auto known = std::find_if(rule_of_pp.begin(), rule_of_pp.end(), [&](const auto& r) { return r.pp == pp; });
     if (known == rule_of_pp.end()) {
       PipelineRule r{pp, {}, 0, {}};
